@@ -1,0 +1,100 @@
+"""A cell is one (kernel, style, stage, dtype, device); the matrix is the product of the registries."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import RegistryError
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    doc: str
+    # Environment of every child process that runs this device's cells. Triton's interpreter must be switched on
+    # before `@triton.jit` decorates anything, hence a process of its own.
+    env: tuple[tuple[str, str], ...]
+
+    def unavailable_reason(self) -> str | None:
+        if self.name == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                return "no CUDA device on this machine (torch.cuda.is_available() is False)"
+        return None
+
+
+DEVICES: dict[str, Device] = {
+    d.name: d
+    for d in (
+        Device("cuda", "NVIDIA GPU through CUDA; Triton compiles the kernel for it.", env=()),
+        Device("cpu", "CPU tensors, Triton as installed: a Triton kernel has no CPU backend to launch on.", env=()),
+        Device("cpu_interpret", "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
+               env=(("TRITON_INTERPRET", "1"),)),
+    )
+}
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    kernel: str
+    style: str
+    stage: str
+    dtype: str
+    device: str
+
+    @property
+    def id(self) -> str:
+        return "-".join((self.kernel, self.style, self.stage, self.dtype, self.device))
+
+    def axes(self) -> dict[str, str]:
+        return {"kernel": self.kernel, "style": self.style, "stage": self.stage, "dtype": self.dtype,
+                "device": self.device}
+
+
+@functools.cache
+def registries() -> dict[str, tuple[str, ...]]:
+    """Valid names per axis, in declaration order."""
+    from .kernels import KERNELS
+    from .stages import STAGES
+    from .styles import STYLES
+
+    dtypes = tuple(dict.fromkeys(d for k in KERNELS.values() for d in k.dtypes))
+    return {"kernel": tuple(KERNELS), "style": tuple(STYLES), "stage": tuple(STAGES), "dtype": dtypes,
+            "device": tuple(DEVICES)}
+
+
+def check_names(axis: str, names: Iterable[str], where: str) -> None:
+    valid = registries()[axis]
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise RegistryError(f"{where}: unknown {axis} name(s) {', '.join(map(repr, unknown))}; "
+                            f"valid {axis} names: {', '.join(valid)}")
+
+
+def parse_cell_id(cell_id: str, where: str) -> Cell:
+    parts = cell_id.split("-")
+    if len(parts) != 5:
+        raise RegistryError(f"{where}: {cell_id!r} is not a cell id of the form kernel-style-stage-dtype-device")
+    cell = Cell(*parts)
+    for axis, name in cell.axes().items():
+        check_names(axis, [name], f"{where}: cell {cell_id!r}")
+    return cell
+
+
+def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
+    """Every cell, optionally restricted per axis (names already validated with `check_names`)."""
+    from .kernels import KERNELS
+
+    select = select or {}
+    reg = registries()
+
+    def pick(axis):
+        return [n for n in reg[axis] if n in select.get(axis, reg[axis])]
+
+    return [Cell(k, s, st, dt, dev)
+            for k in pick("kernel") for s in pick("style") for st in pick("stage")
+            for dt in KERNELS[k].dtypes if dt in select.get("dtype", reg["dtype"])
+            for dev in pick("device")]

@@ -1,0 +1,17 @@
+"""Errors for bad input; each message names the file or entry at fault and what would be valid."""
+
+
+class CompatError(ValueError):
+    pass
+
+
+class RegistryError(CompatError):
+    """An unknown kernel, style, stage, dtype or device name."""
+
+
+class ExpectationsError(CompatError):
+    """A malformed expectations file."""
+
+
+class ResultsError(CompatError):
+    """A results file that cannot be written or read."""

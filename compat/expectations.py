@@ -1,0 +1,236 @@
+"""Expected outcomes as data: one YAML file, a list of rows per cell id, each row for a range of versions.
+
+    schema: 1
+    cells:
+      silu-raw_jit-export_nonstrict-bfloat16-cuda:
+      - torch: '>=2.6,<2.14'            # packaging specifiers; the first row that matches the run is used
+        triton: '>=3.0'                 # optional
+        host: gpu                       # optional: gpu (CUDA available) or cpu-only
+        outcome: failed                 # passed | failed | mismatch | crashed | timed_out
+        error: RuntimeError             # failed: the exception type, qualified unless builtin
+        match: 'Cannot access data pointer of Tensor'   # failed: a regex searched in the message
+        reason: one line on why
+        rewrite: what to do instead     # optional
+        provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
+                    # or {documented: 'pytorch/pytorch#185827: ...'}
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from .atomic import write_atomic
+from .cells import parse_cell_id
+from .errors import CompatError, ExpectationsError
+from .outcomes import KINDS, Outcome
+
+SCHEMA = 1
+EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
+HOSTS = ("gpu", "cpu-only")
+ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "match", "signal", "reason", "rewrite", "provenance"}
+UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
+
+
+@dataclass(frozen=True)
+class Run:
+    """The facts a row's selectors are matched against."""
+    torch: str
+    triton: str
+    host: str
+
+    @classmethod
+    def from_env(cls, env: dict[str, Any]) -> "Run":
+        return cls(env["torch"], env["triton"], "gpu" if env["gpus"] else "cpu-only")
+
+
+def _contains(spec: str | None, version: str) -> bool:
+    # Local labels (+cu130) and pre-releases (.dev) must not hide a release from its range.
+    return spec is None or SpecifierSet(spec).contains(Version(version).public, prereleases=True)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    cell_id: str
+    index: int
+    row: dict[str, Any]
+
+    def applies(self, run: Run) -> bool:
+        r = self.row
+        return (_contains(r["torch"], run.torch) and _contains(r.get("triton"), run.triton)
+                and r.get("host", run.host) == run.host)
+
+    def describe(self) -> str:
+        r = self.row
+        if r["outcome"] == "failed":
+            return f"failed {r['error']} matching /{r['match']}/"
+        if r["outcome"] == "crashed" and r.get("signal"):
+            return f"crashed {r['signal']}"
+        return r["outcome"]
+
+    def agrees(self, outcome: Outcome) -> bool:
+        r = self.row
+        if outcome.kind != r["outcome"]:
+            return False
+        if r["outcome"] == "failed":
+            return outcome.error_type == r["error"] and re.search(r["match"], outcome.message or "") is not None
+        if r["outcome"] == "crashed" and r.get("signal"):
+            return outcome.error_type == r["signal"]
+        return True
+
+
+class Expectations:
+    def __init__(self, path: Path, data: dict[str, Any]):
+        self.path = Path(path)
+        self.data = data
+        self.rows = {cid: [Expectation(cid, i, row) for i, row in enumerate(rows)]
+                     for cid, rows in data["cells"].items()}
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Expectations":
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise ExpectationsError(f"{path}: cannot read the expectations file: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ExpectationsError(f"{path}: not valid YAML: {exc}") from None
+        validate(data, str(path))
+        return cls(path, data)
+
+    def lookup(self, cell_id: str, run: Run) -> Expectation | None:
+        return next((e for e in self.rows.get(cell_id, []) if e.applies(run)), None)
+
+
+def validate(data: Any, where: str) -> None:
+    if not isinstance(data, dict) or set(data) != {"schema", "cells"}:
+        raise ExpectationsError(f"{where}: the top level must be a mapping with exactly the keys 'schema' and 'cells'")
+    if data["schema"] != SCHEMA:
+        raise ExpectationsError(f"{where}: schema {data['schema']!r} is not supported (this version reads {SCHEMA})")
+    if not isinstance(data["cells"], dict):
+        raise ExpectationsError(f"{where}: 'cells' must map cell ids to lists of rows")
+    for cell_id, rows in data["cells"].items():
+        try:
+            parse_cell_id(str(cell_id), where)
+        except CompatError as exc:
+            raise ExpectationsError(str(exc)) from None
+        if not isinstance(rows, list) or not rows:
+            raise ExpectationsError(f"{where}: cells.{cell_id}: must be a non-empty list of rows")
+        for i, row in enumerate(rows):
+            _validate_row(row, f"{where}: cells.{cell_id}[{i}]")
+
+
+def _validate_row(row: Any, where: str) -> None:
+    if not isinstance(row, dict):
+        raise ExpectationsError(f"{where}: a row must be a mapping")
+    unknown = set(row) - ROW_KEYS
+    if unknown:
+        raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; valid keys: {sorted(ROW_KEYS)}")
+    for key in ("torch", "outcome", "provenance"):
+        if key not in row:
+            raise ExpectationsError(f"{where}: missing required key {key!r}")
+    for key in ("torch", "triton"):
+        if key in row:
+            try:
+                SpecifierSet(str(row[key]))
+            except InvalidSpecifier:
+                raise ExpectationsError(f"{where}: {key}: {row[key]!r} is not a version specifier "
+                                        f"(for example '>=2.6,<2.14' or '==2.11.*')") from None
+    if row.get("host", HOSTS[0]) not in HOSTS:
+        raise ExpectationsError(f"{where}: host {row['host']!r} is not one of {HOSTS}")
+    if row["outcome"] not in EXPECTABLE:
+        raise ExpectationsError(f"{where}: outcome {row['outcome']!r} is not one of {EXPECTABLE}")
+    needed = {"failed": ("error", "match", "reason"), "mismatch": ("reason",), "crashed": ("reason",),
+              "timed_out": ("reason",)}.get(row["outcome"], ())
+    for key in needed:
+        if not row.get(key):
+            raise ExpectationsError(f"{where}: outcome {row['outcome']} needs {key!r}")
+    if "match" in row:
+        try:
+            re.compile(row["match"])
+        except re.error as exc:
+            raise ExpectationsError(f"{where}: match {row['match']!r} is not a valid regex: {exc}") from None
+    prov = row["provenance"]
+    if not (isinstance(prov, dict) and len(prov) == 1 and (
+            isinstance(prov.get("documented"), str)
+            or (isinstance(prov.get("measured"), dict) and {"torch", "triton", "device", "date"} <= set(prov["measured"])))):
+        raise ExpectationsError(f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} "
+                                f"or {{documented: 'citation'}}")
+
+
+def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path) -> str | None:
+    """None when the outcome is what was expected; otherwise the gate's complaint, with how to record the change."""
+    how = (f"If this is the new truth, record it: rerun with --compat-accept (rewrites {path}) "
+           f"or edit cells.{cell_id} there by hand.")
+    if expectation is None:
+        return (f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
+                f"  observed: {outcome.summary()}\n  {how}")
+    if expectation.agrees(outcome):
+        return None
+    kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
+    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  (cells.{cell_id}[{expectation.index}], "
+            f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}")
+
+
+def _minor_spec(version: str) -> str:
+    v = Version(version)
+    return f"=={v.major}.{v.minor}.*"
+
+
+def row_from(outcome: Outcome, run: Run, measured: dict[str, str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
+                           "outcome": outcome.kind}
+    if outcome.kind == "failed":
+        first = outcome.first_line or ""
+        row["error"] = outcome.error_type
+        # A proposal: the first sentence of the message, escaped. Trim it to the stable part by hand.
+        row["match"] = re.escape(re.split(r"(?<=[.:])\s", first, maxsplit=1)[0][:120]).replace("\\ ", " ")
+    elif outcome.kind == "crashed":
+        row["signal"] = outcome.error_type
+    if outcome.kind != "passed":
+        row["reason"] = UNEXPLAINED
+    row["provenance"] = {"measured": measured}
+    return row
+
+
+def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str]) -> list[str]:
+    """Make the file agree with what was observed; return one line per change. Cells not observed are kept."""
+    changes = []
+    cells = exp.data["cells"]
+    for cell_id in sorted(observed):
+        outcome = observed[cell_id]
+        current = exp.lookup(cell_id, run)
+        if outcome.kind == "skipped" or (current is not None and current.agrees(outcome)):
+            continue
+        new = row_from(outcome, run, measured)
+        rows = cells.setdefault(cell_id, [])
+        same_range = current is not None and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host"))
+        if same_range:
+            rows[current.index] = new
+        else:
+            # First match wins: the new, narrower row goes before the row it overrides for this run.
+            rows.insert(current.index if current is not None else len(rows), new)
+        was = current.describe() if current else "no expectation"
+        changes.append(f"{cell_id}: {was} -> {outcome.summary()}  [torch {new['torch']}, triton {new['triton']}, "
+                       f"host {new['host']}]")
+    if changes:
+        exp.data["cells"] = dict(sorted(cells.items()))
+        validate(exp.data, str(exp.path))
+        write_atomic(exp.path, dump(exp.data))
+    return changes
+
+
+class _PlainDumper(yaml.SafeDumper):
+    def ignore_aliases(self, data):  # rows written as themselves, never as &anchors
+        return True
+
+
+def dump(data: dict[str, Any]) -> str:
+    return yaml.dump(data, Dumper=_PlainDumper, sort_keys=False, width=120, allow_unicode=True)

@@ -1,0 +1,137 @@
+"""Run a piece of a cell in a child process, so a crash, hang or abort is that cell's outcome, not the run's end.
+
+The child appends to a journal (JSON lines) as it goes: `begin` before each phase, `end` with the phase's outcome
+after it. A phase that began and never ended is where the child died; the parent labels it `crashed` (signal or exit
+code) or `timed_out`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import outcomes
+from .outcomes import Outcome
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+class Journal:
+    """The child's side: where it records each phase."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def begin(self, phase: str) -> None:
+        self._write({"event": "begin", "phase": phase, "t": time.time()})
+
+    def end(self, phase: str, outcome: Outcome) -> None:
+        self._write({"event": "end", "phase": phase, "t": time.time(), "outcome": outcome.to_dict()})
+
+    def run(self, phase: str, fn: Callable[[], Outcome]) -> Outcome:
+        """Run one phase; an exception it raises is the phase's `failed` outcome."""
+        self.begin(phase)
+        try:
+            outcome = fn()
+        except Exception as exc:  # noqa: BLE001 - every exception is an observation
+            outcome = outcomes.from_exception(exc)
+        self.end(phase, outcome)
+        return outcome
+
+
+@dataclass
+class ChildResult:
+    phases: dict[str, Outcome] = field(default_factory=dict)  # in the order they began
+    seconds: dict[str, float] = field(default_factory=dict)
+    log: str = ""
+
+    def outcome(self, final: str) -> Outcome:
+        """The first phase up to `final` that did not pass, else `final`'s outcome (which holds its numerics)."""
+        for name, outcome in self.phases.items():
+            if outcome.kind != "passed":
+                return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
+                               {**outcome.detail, "phase": name})
+            if name == final:
+                return outcome
+        raise RuntimeError(f"harness: the child never reached phase {final!r} (phases: {list(self.phases)})")
+
+
+def read_journal(path: Path) -> ChildResult:
+    result = ChildResult()
+    if not path.exists():
+        return result
+    begun: dict[str, float] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if entry["event"] == "begin":
+            begun[entry["phase"]] = entry["t"]
+            result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
+        else:
+            result.phases[entry["phase"]] = Outcome.from_dict(entry["outcome"])
+            result.seconds[entry["phase"]] = round(entry["t"] - begun.get(entry["phase"], entry["t"]), 3)
+    return result
+
+
+def _tail(path: Path, chars: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def run_child(fn: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str], timeout: float) -> ChildResult:
+    """Run `fn(journal, **args)` (a dotted name) in a fresh interpreter; never raises for what the child does."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    journal, log = workdir / "journal.jsonl", workdir / "child.log"
+    journal.unlink(missing_ok=True)
+    (workdir / "task.json").write_text(json.dumps({"fn": fn, "args": args}))
+    child_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1",
+                 "PYTHONPATH": os.pathsep.join(filter(None, [PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))}
+    cmd = [sys.executable, "-X", "faulthandler", "-m", "compat.isolation", str(workdir / "task.json"), str(journal)]
+    with open(log, "w") as logf:
+        # A session of its own, so a timeout kills the child's own children (compilers) too.
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=child_env, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc, timed_out = None, True
+    result = read_journal(journal)
+    result.log = str(log)
+    unfinished = [p for p, o in result.phases.items() if o is None]
+    if timed_out or unfinished or rc:
+        phase = unfinished[-1] if unfinished else "child (outside any phase)"
+        if timed_out:
+            died = outcomes.timed_out(timeout, phase, _tail(log))
+        elif rc:
+            died = outcomes.from_exit(rc, _tail(log), phase)
+        else:  # exited 0 with a phase open: the child's own bug
+            died = outcomes.from_exit(0, _tail(log), phase)
+        result.phases[phase] = died
+    return result
+
+
+def _child_main(task_path: str, journal_path: str) -> None:
+    task = json.loads(Path(task_path).read_text())
+    module, _, name = task["fn"].rpartition(".")
+    getattr(importlib.import_module(module), name)(Journal(journal_path), **task["args"])
+
+
+if __name__ == "__main__":
+    _child_main(*sys.argv[1:3])

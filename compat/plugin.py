@@ -1,0 +1,197 @@
+"""The pytest plugin: parametrizes `test_cell` over the matrix, gates each outcome on its expectation, and writes the
+results file and the matrix summary at the end of the run (in the xdist controller, from the workers' reports)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from .atomic import check_writable
+from .errors import CompatError
+
+AXES = ("kernel", "style", "stage", "dtype", "device")
+RECORD = "compat_cell"
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("compat", "triton-export-compat matrix")
+    g.addoption("--compat-results", default="compat-results.json", metavar="PATH",
+                help="results JSON written at the end of the run (default: compat-results.json)")
+    g.addoption("--compat-expectations", default=None, metavar="PATH",
+                help="expectations YAML (default: expectations.yaml in the rootdir)")
+    g.addoption("--compat-accept", action="store_true",
+                help="record observed outcomes into the expectations file instead of failing on differences")
+    g.addoption("--compat-run-dir", default=None, metavar="DIR",
+                help="where children, artifacts, logs and caches go (default: a new temporary directory)")
+    for axis in AXES:
+        g.addoption(f"--compat-{axis}s", default=None, metavar="NAMES",
+                    help=f"comma-separated {axis} names to run (default: all)")
+
+
+class CompatRun:
+    """Per-process state of a matrix run."""
+
+    def __init__(self, config):
+        from .expectations import Expectations
+
+        self.config = config
+        self.accept = config.getoption("compat_accept")
+        self.is_worker = hasattr(config, "workerinput")
+        path = config.getoption("compat_expectations") or Path(config.rootpath) / "expectations.yaml"
+        self.expectations = Expectations.load(path)
+        self.select = {}
+        for axis in AXES:
+            names = config.getoption(f"compat_{axis}s")
+            if names:
+                from .cells import check_names
+
+                self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
+                check_names(axis, self.select[axis], f"--compat-{axis}s")
+        if self.is_worker:
+            self.run_dir = Path(config.workerinput["compat_run_dir"])
+        else:
+            self.results_path = Path(config.getoption("compat_results"))
+            try:
+                check_writable(self.results_path)
+            except OSError as exc:
+                raise pytest.UsageError(f"--compat-results {self.results_path}: cannot be written ({exc}); "
+                                        f"no cell was run") from None
+            given = config.getoption("compat_run_dir")
+            self.run_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix="compat-run-"))
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
+        for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+            os.environ[var] = str(self.run_dir / "cache" / worker / sub)
+        self.records: dict[str, dict] = {}  # nodeid -> cell record, gathered from every worker's reports
+        self.started = time.monotonic()
+        self.session = None  # a RunSession, once the cells are collected
+        self.doc = None
+        self.accepted: list[str] = []
+
+    @functools.cached_property
+    def env(self) -> dict:
+        from .environment import describe
+
+        return describe()
+
+    @functools.cached_property
+    def run(self):
+        from .expectations import Run
+
+        return Run.from_env(self.env)
+
+    def check(self, cell, node) -> None:
+        from .cells import DEVICES
+        from .expectations import verdict
+        from .outcomes import skipped
+        from .stages import STAGES
+
+        start = time.monotonic()
+        reason = DEVICES[cell.device].unavailable_reason()
+        outcome = skipped(reason) if reason else STAGES[cell.stage].run(cell, self.session)
+        expectation = None if reason else self.expectations.lookup(cell.id, self.run)
+        complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path)
+        node.user_properties.append((RECORD, {
+            "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(),
+            "expected": expectation.row if expectation else None,
+            "expected_at": f"cells.{cell.id}[{expectation.index}]" if expectation else None,
+            "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}))
+        if reason:
+            pytest.skip(reason)
+        if complaint and not self.accept:
+            pytest.fail(complaint, pytrace=False)
+
+
+    # ---- hooks (this object is registered as a plugin) ----
+
+    def pytest_collection_finish(self, session):
+        from .session import RunSession
+
+        cells = [item.callspec.params["cell"] for item in session.items
+                 if hasattr(item, "callspec") and "cell" in item.callspec.params]
+        self.session = RunSession(self.run_dir, cells)
+
+    def pytest_runtest_logreport(self, report):
+        for name, record in report.user_properties:
+            if name == RECORD:
+                self.records[report.nodeid] = record
+
+    def pytest_sessionfinish(self, session):
+        if self.is_worker or not self.records:
+            return
+        from . import results
+        from .expectations import accept
+        from .outcomes import Outcome
+        from .session import build_counts
+
+        cells = list(self.records.values())
+        if self.accept:
+            env = self.env
+            gpu = env["gpus"][0]["name"] if env["gpus"] else f"cpu ({env['platform']})"
+            measured = {"torch": env["torch"], "triton": env["triton"], "device": gpu, "date": env["date"][:10]}
+            observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
+            self.accepted = accept(self.expectations, observed, self.run, measured)
+        options = {"accept": self.accept, "select": self.select, "run_dir": str(self.run_dir),
+                   "workers": self.config.getoption("numprocesses", None)}
+        self.doc = results.document(self.env, cells, build_counts(self.run_dir), time.monotonic() - self.started,
+                                    options)
+        results.write(self.results_path, self.doc)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.doc is None:
+            return
+        from .report import summary_lines
+
+        terminalreporter.section("triton-export-compat matrix")
+        for line in summary_lines(self.doc, str(self.results_path)):
+            terminalreporter.write_line(line)
+        for change in self.accepted:
+            terminalreporter.write_line(f"accepted: {change}")
+        if self.accept:
+            terminalreporter.write_line(f"--compat-accept: {len(self.accepted)} change(s) written to "
+                                        f"{self.expectations.path}")
+
+
+class _XdistHooks:
+    def __init__(self, state: CompatRun):
+        self.state = state
+
+    def pytest_configure_node(self, node):
+        node.workerinput["compat_run_dir"] = str(self.state.run_dir)
+
+
+_KEY = pytest.StashKey[CompatRun]()
+
+
+def _state(config) -> CompatRun:
+    return config.stash[_KEY]
+
+
+def pytest_configure(config):
+    try:
+        state = CompatRun(config)
+    except CompatError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_KEY] = state
+    config.pluginmanager.register(state, "compat-run")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(state), "compat-xdist")
+
+
+def pytest_generate_tests(metafunc):
+    if "cell" in metafunc.fixturenames:
+        from .cells import matrix
+
+        cells = matrix(_state(metafunc.config).select)
+        metafunc.parametrize("cell", cells, ids=[c.id for c in cells])
+
+
+@pytest.fixture
+def compat(request) -> CompatRun:
+    return _state(request.config)
