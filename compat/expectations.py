@@ -52,8 +52,9 @@ class Run:
 
 
 def _contains(spec: str | None, version: str) -> bool:
-    # Local labels (+cu130) and pre-releases (.dev) must not hide a release from its range.
-    return spec is None or SpecifierSet(spec).contains(Version(version).public, prereleases=True)
+    # Matched on the release number: 2.11.0+cu130 is 2.11.0, and a nightly or candidate (2.14.0.dev20261101,
+    # 2.14.0rc1) is checked against the rows of the release it becomes, where PEP 440 would put it below '>=2.14'.
+    return spec is None or SpecifierSet(spec).contains(Version(version).base_version)
 
 
 @dataclass(frozen=True)
@@ -184,14 +185,20 @@ def _minor_spec(version: str) -> str:
     return f"=={v.major}.{v.minor}.*"
 
 
+def proposed_match(first_line: str) -> str:
+    """A regex proposal: the first sentence of the message, past any 'SomeError: ' prefix, escaped.
+    Trim it to its stable part by hand."""
+    text = re.sub(r"^(\w+(Error|Exception): )+", "", first_line.strip())
+    sentence = re.split(r"(?<=[.:])\s", text, maxsplit=1)[0][:120]
+    return re.escape(sentence).replace("\\ ", " ")
+
+
 def row_from(outcome: Outcome, run: Run, measured: dict[str, str]) -> dict[str, Any]:
     row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
                            "outcome": outcome.kind}
     if outcome.kind == "failed":
-        first = outcome.first_line or ""
         row["error"] = outcome.error_type
-        # A proposal: the first sentence of the message, escaped. Trim it to the stable part by hand.
-        row["match"] = re.escape(re.split(r"(?<=[.:])\s", first, maxsplit=1)[0][:120]).replace("\\ ", " ")
+        row["match"] = proposed_match(outcome.first_line or "")
     elif outcome.kind == "crashed":
         row["signal"] = outcome.error_type
     if outcome.kind != "passed":

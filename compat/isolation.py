@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -93,6 +94,11 @@ def _tail(path: Path, chars: int = 3000) -> str:
         return ""
 
 
+def _no_core_dump() -> None:
+    # A crashing CUDA process can dump gigabytes of core, slowly; the crash itself is the evidence we keep.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def run_child(fn: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str], timeout: float) -> ChildResult:
     """Run `fn(journal, **args)` (a dotted name) in a fresh interpreter; never raises for what the child does."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -104,7 +110,8 @@ def run_child(fn: str, args: dict[str, Any], *, workdir: Path, env: dict[str, st
     cmd = [sys.executable, "-X", "faulthandler", "-m", "compat.isolation", str(workdir / "task.json"), str(journal)]
     with open(log, "w") as logf:
         # A session of its own, so a timeout kills the child's own children (compilers) too.
-        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=child_env, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=child_env, start_new_session=True,
+                                preexec_fn=_no_core_dump)
         try:
             rc = proc.wait(timeout=timeout)
             timed_out = False

@@ -54,6 +54,17 @@ def _check_batches(fn, reference, cell: Cell, detail: dict | None = None) -> Out
     return outcomes.from_comparisons(comparisons, detail)
 
 
+def _graph_targets(graphs) -> list[str]:
+    """Call targets of FX graphs, by name (builtins without their memory address, so results diff cleanly)."""
+    names = []
+    for graph in graphs:
+        for node in graph.nodes:
+            if node.op == "call_function":
+                name = str(node.target)
+                names.append(getattr(node.target, "__name__", name) if name.startswith("<built-in") else name)
+    return names
+
+
 def _missing_node(cell: Cell, targets: list[str]) -> Outcome | None:
     from .kernels import KERNELS
     from .styles import STYLES
@@ -83,7 +94,7 @@ def child_compile(journal: "Journal", cell: str) -> None:
         counter = CompileCounterWithBackend("inductor")
         compiled = torch.compile(model, backend=counter, fullgraph=True)
         result = _check_batches(compiled, reference, c)
-        targets = [str(n.target) for g in counter.graphs for n in g.graph.nodes if n.op == "call_function"]
+        targets = _graph_targets(g.graph for g in counter.graphs)
         # Proof that it compiled rather than ran eager: the backend saw frames, and their graphs hold the kernel.
         result.detail.update(frames=counter.frame_count, graph=sorted(set(targets)))
         if counter.frame_count == 0:
@@ -106,7 +117,7 @@ def child_build(journal: "Journal", cell: str, mode: str, package_path: str | No
         # strict= always explicit: its default changed in torch 2.8.
         ep = torch.export.export(model, (example,), dynamic_shapes=workload.dynamic_shapes(), strict=mode == "strict")
         holder["ep"] = ep
-        targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+        targets = _graph_targets([ep.graph])
         return _missing_node(c, targets) or Outcome("passed", detail={"graph": targets})
 
     if journal.run("export", export).kind != "passed":

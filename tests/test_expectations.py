@@ -1,0 +1,148 @@
+"""Expectations as data: validation, version ranges, the gate's verdicts, and accept mode."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compat.errors import ExpectationsError
+from compat.expectations import UNEXPLAINED, Expectations, Run, accept, dump, verdict
+from compat.outcomes import Outcome
+
+CELL = "silu-raw_jit-export_nonstrict-bfloat16-cuda"
+MEASURED = {"measured": {"torch": "2.11.0+cu130", "triton": "3.6.0", "device": "NVIDIA H100", "date": "2026-11-22"}}
+FAILS = {"torch": ">=2.6,<2.14", "outcome": "failed", "error": "RuntimeError",
+         "match": r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor", "reason": "fake data_ptr",
+         "provenance": MEASURED}
+NEW_TEXT = {"torch": ">=2.14", "outcome": "failed", "error": "RuntimeError",
+            "match": "Raw Triton kernel calls are not supported", "reason": "own message",
+            "provenance": {"documented": "pytorch/pytorch#185827"}}
+GPU = Run("2.11.0+cu130", "3.6.0", "gpu")
+DATA_POINTER = Outcome("failed", "RuntimeError", "Cannot access data pointer of Tensor (e.g. FakeTensor, ...)")
+
+
+def write(tmp_path, cells, schema=1) -> Path:
+    path = tmp_path / "expectations.yaml"
+    path.write_text(dump({"schema": schema, "cells": cells}))
+    return path
+
+
+def load(tmp_path, cells) -> Expectations:
+    return Expectations.load(write(tmp_path, cells))
+
+
+def test_first_row_matching_the_versions_wins(tmp_path):
+    exp = load(tmp_path, {CELL: [NEW_TEXT, FAILS]})
+    assert exp.lookup(CELL, GPU).index == 1
+    assert exp.lookup(CELL, Run("2.14.1", "3.8.0", "gpu")).index == 0
+    assert exp.lookup(CELL, Run("2.5.1", "3.1.0", "gpu")) is None
+
+
+@given(minor=st.integers(6, 13), patch=st.integers(0, 9),
+       local=st.sampled_from(["", "+cu130", "+cpu", ".dev20261101", "a1"]))
+def test_local_labels_and_prereleases_stay_in_their_range(minor, patch, local):
+    row = Expectations(Path("x"), {"schema": 1, "cells": {CELL: [FAILS]}}).rows[CELL][0]
+    assert row.applies(Run(f"2.{minor}.{patch}{local}", "3.6.0", "gpu"))
+
+
+def test_host_selector(tmp_path):
+    exp = load(tmp_path, {CELL: [{**FAILS, "host": "cpu-only"}]})
+    assert exp.lookup(CELL, GPU) is None
+    assert exp.lookup(CELL, Run("2.11.0", "3.6.0", "cpu-only")) is not None
+
+
+def test_agreement_needs_type_and_message(tmp_path):
+    row = load(tmp_path, {CELL: [FAILS]}).lookup(CELL, GPU)
+    assert row.agrees(DATA_POINTER)
+    assert not row.agrees(Outcome("failed", "ValueError", DATA_POINTER.message))
+    assert not row.agrees(Outcome("failed", "RuntimeError", "Raw Triton kernel calls are not supported"))
+    assert not row.agrees(Outcome("passed"))
+
+
+def test_verdicts_name_expected_observed_and_how_to_record(tmp_path):
+    exp = load(tmp_path, {CELL: [FAILS]})
+    row = exp.lookup(CELL, GPU)
+    assert verdict(CELL, row, DATA_POINTER, GPU, exp.path) is None
+    strict = verdict(CELL, row, Outcome("passed"), GPU, exp.path)
+    assert "expected failure now passes (strict)" in strict and "--compat-accept" in strict
+    assert f"cells.{CELL}[0]" in strict
+    changed = verdict(CELL, row, Outcome("crashed", "SIGSEGV", "killed"), GPU, exp.path)
+    assert "outcome changed" in changed and "crashed SIGSEGV" in changed
+    missing = verdict(CELL, None, Outcome("passed"), GPU, exp.path)
+    assert "no expectation for torch 2.11.0+cu130, triton 3.6.0, host gpu" in missing
+
+
+@pytest.mark.parametrize("cells, fragment", [
+    ({"silu-nosuch-eager-bfloat16-cuda": [FAILS]}, "unknown style name(s) 'nosuch'; valid style names: raw_jit"),
+    ({"silu-raw_jit-eager-cuda": [FAILS]}, "is not a cell id of the form kernel-style-stage-dtype-device"),
+    ({CELL: []}, f"cells.{CELL}: must be a non-empty list"),
+    ({CELL: [{**FAILS, "torch": "2.11"}]}, f"cells.{CELL}[0]: torch: '2.11' is not a version specifier"),
+    ({CELL: [{**FAILS, "match": "(unclosed"}]}, "is not a valid regex"),
+    ({CELL: [{k: v for k, v in FAILS.items() if k != "reason"}]}, "outcome failed needs 'reason'"),
+    ({CELL: [{**FAILS, "outcome": "skipped"}]}, "outcome 'skipped' is not one of"),
+    ({CELL: [{**FAILS, "provenance": "trust me"}]}, "provenance must be"),
+    ({CELL: [{**FAILS, "colour": "red"}]}, "unknown key(s) ['colour']"),
+    ({CELL: [{**FAILS, "host": "tpu"}]}, "host 'tpu' is not one of"),
+])
+def test_malformed_rows_are_named(tmp_path, cells, fragment):
+    path = write(tmp_path, cells)
+    with pytest.raises(ExpectationsError) as info:
+        Expectations.load(path)
+    assert str(path) in str(info.value) and fragment in str(info.value)
+
+
+def test_malformed_files_are_named(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema: 1\ncells: {a: [}\n")
+    with pytest.raises(ExpectationsError, match="bad.yaml: not valid YAML"):
+        Expectations.load(bad)
+    with pytest.raises(ExpectationsError, match="schema 2 is not supported"):
+        Expectations.load(write(tmp_path, {}, schema=2))
+    with pytest.raises(ExpectationsError, match="cannot read the expectations file"):
+        Expectations.load(tmp_path / "missing.yaml")
+
+
+def test_accept_records_new_cells_and_keeps_agreeing_rows(tmp_path):
+    exp = load(tmp_path, {CELL: [FAILS]})
+    other = "silu-triton_op-export_nonstrict-bfloat16-cuda"
+    changes = accept(exp, {CELL: DATA_POINTER, other: Outcome("passed")}, GPU, MEASURED["measured"])
+    assert changes == [f"{other}: no expectation -> passed  [torch ==2.11.*, triton ==3.6.*, host gpu]"]
+    again = Expectations.load(exp.path)
+    assert again.lookup(CELL, GPU).row == FAILS
+    assert again.lookup(other, GPU).row["outcome"] == "passed"
+
+
+def test_accept_puts_a_narrower_row_before_the_broad_one(tmp_path):
+    exp = load(tmp_path, {CELL: [FAILS]})
+    accept(exp, {CELL: Outcome("passed")}, GPU, MEASURED["measured"])
+    rows = Expectations.load(exp.path).rows[CELL]
+    assert [r.row["outcome"] for r in rows] == ["passed", "failed"]
+    assert rows[0].row["torch"] == "==2.11.*"
+    assert Expectations.load(exp.path).lookup(CELL, Run("2.9.0", "3.4.0", "gpu")).row == FAILS  # others untouched
+
+
+def test_accept_replaces_a_row_of_the_same_range_and_proposes_a_match(tmp_path):
+    exp = load(tmp_path, {CELL: [{"torch": "==2.11.*", "triton": "==3.6.*", "host": "gpu", "outcome": "passed",
+                                  "provenance": MEASURED}]})
+    observed = Outcome("failed", "torch._inductor.exc.InductorError",
+                       "RuntimeError: 0 active drivers ([]). There should only be one.")
+    accept(exp, {CELL: observed}, GPU, MEASURED["measured"])
+    (row,) = Expectations.load(exp.path).rows[CELL]
+    assert row.agrees(observed)
+    assert row.row["match"] == r"0 active drivers \(\[\]\)\." and row.row["reason"] == UNEXPLAINED
+
+
+def test_accept_leaves_skips_alone_and_writes_nothing_when_nothing_changed(tmp_path):
+    exp = load(tmp_path, {CELL: [FAILS]})
+    before = exp.path.read_text()
+    assert accept(exp, {CELL: DATA_POINTER, "silu-raw_jit-eager-bfloat16-cuda": Outcome("skipped", None, "no GPU")},
+                  GPU, MEASURED["measured"]) == []
+    assert exp.path.read_text() == before
+
+
+def test_the_committed_expectations_file_is_valid():
+    exp = Expectations.load(Path(__file__).parent.parent / "expectations.yaml")
+    assert exp.rows and all(UNEXPLAINED not in (e.row.get("reason") or "") for rows in exp.rows.values() for e in rows)

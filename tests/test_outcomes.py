@@ -1,0 +1,91 @@
+"""Outcome classification and the results file."""
+
+import json
+import os
+import signal
+
+import pytest
+
+from compat import results
+from compat.atomic import check_writable, write_atomic
+from compat.errors import ResultsError
+from compat.outcomes import KINDS, Outcome, from_comparisons, from_exception, from_exit, timed_out
+
+
+def test_exception_types_are_qualified_unless_builtin():
+    from torch._dynamo.exc import Unsupported
+
+    assert from_exception(RuntimeError("x")).error_type == "RuntimeError"
+    assert from_exception(Unsupported("x")).error_type == "torch._dynamo.exc.Unsupported"
+
+
+def test_exit_classification():
+    seg = from_exit(-signal.SIGSEGV, "tail", "aoti_load")
+    assert (seg.kind, seg.error_type, seg.detail["phase"]) == ("crashed", "SIGSEGV", "aoti_load")
+    assert "killed by SIGSEGV during aoti_load" in seg.message
+    code = from_exit(7, "tail", "export")
+    assert code.kind == "crashed" and code.detail["exit_code"] == 7
+    assert timed_out(30, "compile", "").kind == "timed_out"
+
+
+def test_comparisons_decide_pass_or_mismatch():
+    assert from_comparisons([{"ok": True}]).kind == "passed"
+    assert from_comparisons([{"ok": True}, {"ok": False, "why": "batch 1: off"}]).kind == "mismatch"
+
+
+def test_only_known_kinds_and_round_trip():
+    with pytest.raises(ValueError):
+        Outcome("flaky")
+    for kind in KINDS:
+        o = Outcome(kind, "T", "first\nsecond", [{"ok": True}], {"phase": "p"})
+        assert Outcome.from_dict(json.loads(json.dumps(o.to_dict()))) == o
+        assert o.first_line == "first"
+
+
+ENV = {"torch": "2.13.0", "triton": "3.7.1", "cuda": None, "gpus": [], "driver": None}
+
+
+def cell(kind, verdict=None):
+    return {"id": f"silu-raw_jit-{kind}-bfloat16-cpu", "outcome": Outcome(kind).to_dict(), "verdict": verdict}
+
+
+def test_results_document_counts_every_kind(tmp_path):
+    doc = results.document(ENV, [cell("passed"), cell("failed", "changed")], {"exports": 2, "aoti_compiles": 1},
+                           12.3, {})
+    assert doc["summary"]["by_outcome"]["passed"] == 1 and doc["summary"]["unexpected"] == 1
+    path = tmp_path / "r.json"
+    results.write(path, doc)
+    assert results.load(path) == doc
+
+
+def test_results_load_names_the_file_and_the_problem(tmp_path):
+    with pytest.raises(ResultsError, match="no such results file"):
+        results.load(tmp_path / "missing.json")
+    (tmp_path / "cut.json").write_text('{"schema": 1, "cells": [')
+    with pytest.raises(ResultsError, match=r"cut.json: not valid JSON \(truncated\?\)"):
+        results.load(tmp_path / "cut.json")
+    (tmp_path / "old.json").write_text('{"schema": 0}')
+    with pytest.raises(ResultsError, match="old.json: results schema 0; this version reads schema 1"):
+        results.load(tmp_path / "old.json")
+
+
+def test_atomic_write_leaves_old_file_or_new_never_half(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    write_atomic(path, "old")
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError):
+        write_atomic(path, "new")
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["r.json"]
+
+
+def test_unwritable_results_paths_are_refused(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OSError):
+        check_writable(tmp_path / "file" / "r.json")  # a parent that is a file
+    with pytest.raises(IsADirectoryError):
+        check_writable(tmp_path)
+    check_writable(tmp_path / "new" / "r.json")  # creates the folder

@@ -1,0 +1,87 @@
+"""The plugin end to end, in a separate pytest process: a real cell through the gate, accept mode, bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL = "silu-raw_jit-eager-bfloat16-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
+ONE_CELL = ["--compat-devices=cpu_interpret", "--compat-styles=raw_jit", "--compat-stages=eager"]
+PROVENANCE = {"documented": "test fixture"}
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makeconftest('pytest_plugins = ("compat.plugin",)')
+    pytester.makepyfile(test_matrix="def test_cell(cell, compat, request):\n    compat.check(cell, request.node)\n")
+    return pytester
+
+
+def expect(pytester, cells):
+    (pytester.path / "expectations.yaml").write_text(yaml.safe_dump({"schema": 1, "cells": cells}))
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *ONE_CELL, *args)
+
+
+def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    result = run(project, "--compat-results=out/r.json")
+    result.assert_outcomes(passed=1)
+    doc = json.loads((project.path / "out" / "r.json").read_text())
+    (cell,) = doc["cells"]
+    assert cell["id"] == CELL and cell["outcome"]["kind"] == "passed" and cell["verdict"] is None
+    assert [n["input"] for n in cell["outcome"]["numerics"]] == ["batch 1", "batch 37", "batch 1024"]
+    assert doc["environment"]["torch"] and doc["summary"]["cells"] == 1
+    result.stdout.fnmatch_lines(["*triton-export-compat matrix*", "*silu/raw_jit/bfloat16/cpu_interpret*pass*"])
+
+
+def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "boom",
+                             "reason": "it used to fail", "provenance": PROVENANCE}]})
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*expected failure now passes (strict)*", "*observed: passed*",
+                                 "*rerun with --compat-accept*"])
+
+
+def test_a_cell_with_no_expectation_fails_then_accept_records_it(project):
+    expect(project, {})
+    run(project).assert_outcomes(failed=1)
+    accepted = run(project, "--compat-accept")
+    accepted.assert_outcomes(passed=1)
+    accepted.stdout.fnmatch_lines([f"accepted: {CELL}: no expectation -> passed*"])
+    rows = yaml.safe_load((project.path / "expectations.yaml").read_text())["cells"][CELL]
+    assert rows[0]["outcome"] == "passed" and "measured" in rows[0]["provenance"]
+    run(project).assert_outcomes(passed=1)
+
+
+def test_malformed_expectations_fail_before_collection_naming_file_and_entry(project):
+    expect(project, {"silu-bogus-eager-bfloat16-cpu": [{"torch": ">=2.0", "outcome": "passed",
+                                                        "provenance": PROVENANCE}]})
+    result = run(project, "--compat-results=r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*expectations.yaml: cell 'silu-bogus-eager-bfloat16-cpu': unknown style name(s) "
+                                 "'bogus'; valid style names: raw_jit, triton_op*"])
+    assert not (project.path / "r.json").exists()
+
+
+def test_unknown_name_on_the_command_line_lists_valid_names(project):
+    expect(project, {})
+    result = project.runpytest_subprocess("--compat-stages=export")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compat-stages: unknown stage name(s) 'export'; valid stage names: eager, "
+                                 "compile, export_strict*"])
+
+
+def test_unwritable_results_path_fails_before_any_cell_runs(project):
+    expect(project, {})
+    (project.path / "blocker").write_text("a file, not a folder")
+    result = run(project, "--compat-results=blocker/r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compat-results blocker/r.json: cannot be written*no cell was run*"])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
