@@ -97,7 +97,7 @@ class CompatRun:
         expectation = None if reason else self.expectations.lookup(cell.id, self.run)
         complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path)
         node.user_properties.append((RECORD, {
-            "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(),
+            "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
             "expected": expectation.row if expectation else None,
             "expected_at": f"cells.{cell.id}[{expectation.index}]" if expectation else None,
             "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),

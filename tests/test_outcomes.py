@@ -82,6 +82,15 @@ def test_atomic_write_leaves_old_file_or_new_never_half(tmp_path, monkeypatch):
     assert path.read_text() == "old" and os.listdir(tmp_path) == ["r.json"]
 
 
+def test_atomic_write_honours_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "r.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644
+
+
 def test_unwritable_results_paths_are_refused(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(OSError):
