@@ -1,4 +1,9 @@
-"""Command line: `python -m compat run [pytest args...]` runs the matrix and prints its report."""
+"""Command line.
+
+  python -m compat run [pytest args...]          the matrix under pytest-xdist; results/<torch>_<triton>_<gpu>.json
+  python -m compat report RESULTS.json           docs/SUPPORT_MATRIX.md and docs/support_matrix.html from a run
+  python -m compat diff OLD.json NEW.json        what changed, as Markdown; exit 1 when anything regressed
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from .errors import CompatError
+
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = {"md": "SUPPORT_MATRIX.md", "html": "support_matrix.html"}
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -21,18 +29,68 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     return int(pytest.main(pytest_args))
 
 
+def render_docs(results_path: str) -> dict[str, str]:
+    """The documentation pages generated from one results file, by file name."""
+    from . import report, results
+
+    doc = results.load(results_path)
+    return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: report.html_page(doc, results_path)}
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .atomic import check_writable, write_atomic
+
+    pages = render_docs(args.results)
+    out = Path(args.out_dir)
+    for name, text in pages.items():
+        try:
+            check_writable(out / name)
+        except OSError as exc:
+            raise CompatError(f"{out / name}: cannot be written ({exc})") from None
+    for name, text in pages.items():
+        write_atomic(out / name, text)
+        print(out / name)
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from . import diff, results
+
+    old, new = results.load(args.old), results.load(args.new)
+    text = diff.markdown(old, new, args.old, args.new)
+    if args.output:
+        from .atomic import write_atomic
+
+        write_atomic(args.output, text)
+    print(text, end="")
+    return 1 if diff.regressed(diff.compare(old, new)) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the matrix (pytest under xdist) and write results/<torch>_<triton>_<gpu>.json",
+    run = sub.add_parser("run", help="run the matrix (pytest under xdist) and write its results file",
                          epilog="Arguments it does not know go to pytest, e.g. --compat-accept or --compat-styles.")
     run.add_argument("--results", help="results path (default: results/torch-<v>_triton-<v>_<gpu>.json)")
     run.add_argument("-n", "--workers", default="auto", help="xdist workers (default: auto)")
+    rep = sub.add_parser("report", help="render the support matrix (Markdown and HTML) from a results file")
+    rep.add_argument("results", help="a results JSON written by a run")
+    rep.add_argument("--out-dir", default="docs", help="where the pages go (default: docs)")
+    dif = sub.add_parser("diff", help="list cells whose outcome changed between two results files")
+    dif.add_argument("old")
+    dif.add_argument("new")
+    dif.add_argument("--output", help="also write the Markdown here")
     args, extra = parser.parse_known_args(argv)
-    if args.command == "run":
-        return _run(args, extra)
-    parser.error(f"unknown command {args.command}")
-    return 2
+    if extra and args.command != "run":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        if args.command == "run":
+            return _run(args, extra)
+        return _report(args) if args.command == "report" else _diff(args)
+    except CompatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

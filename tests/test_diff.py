@@ -1,0 +1,83 @@
+"""The upgrade diff: every changed cell, grouped by severity; non-zero exit on regressions; bad input named."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from compat import diff
+from compat.__main__ import main
+
+from .docs_fixtures import DATA_PTR, cell, doc, writeup
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_each_kind_of_change_lands_in_its_group():
+    old = doc([cell("eager", "passed"), cell("compile", "failed", error="E", message="a"),
+               cell("export_strict", "passed", rel=1e-4), cell("export_nonstrict", "failed", error="RuntimeError",
+                                                                 message=DATA_PTR),
+               cell("aoti_strict", "failed", error="E", message="x"), cell("aoti_nonstrict", "passed"),
+               cell("eager", "passed", style="triton_op")])
+    new = doc([cell("eager", "mismatch"), cell("compile", "passed"),
+               cell("export_strict", "passed", rel=5e-3), cell("export_nonstrict", "failed", error="RuntimeError",
+                                                                 message="Raw Triton kernel calls are not supported"),
+               cell("aoti_strict", "crashed", error="SIGSEGV", message="killed"),
+               cell("aoti_nonstrict", "skipped", message="no CUDA"),
+               cell("eager", "passed", style="triton_op_cpu_fallback")])
+    groups = {k: [c.cell for c in v] for k, v in diff.compare(old, new).items()}
+    assert groups == {
+        "broken": ["silu-raw_jit-eager-bfloat16-cuda"],
+        "worse": ["silu-raw_jit-aoti_strict-bfloat16-cuda"],
+        "drift": ["silu-raw_jit-export_strict-bfloat16-cuda"],
+        "message": ["silu-raw_jit-export_nonstrict-bfloat16-cuda"],
+        "fixed": ["silu-raw_jit-compile-bfloat16-cuda"],
+        "not_run": ["silu-raw_jit-aoti_nonstrict-bfloat16-cuda"],
+        "added": ["silu-triton_op_cpu_fallback-eager-bfloat16-cuda"],
+        "removed": ["silu-triton_op-eager-bfloat16-cuda"],
+    }
+    md = diff.markdown(old, new, "old.json", "new.json")
+    assert md.index("Newly broken") < md.index("Worse failure") < md.index("Numerics drift") \
+        < md.index("Failure changed") < md.index("Newly fixed") < md.index("Added cells")
+    assert "**Regressions found.**" in md
+
+
+def test_exit_status_follows_regressions(tmp_path, capsys):
+    same, fixed = writeup(), writeup()
+    fixed["cells"][2] = cell("export_nonstrict", "passed")
+    for name, d in {"a.json": same, "b.json": fixed}.items():
+        (tmp_path / name).write_text(json.dumps(d))
+    assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 0
+    assert "No regressions. Nothing changed." in capsys.readouterr().out
+    assert main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0  # newly fixed is good news
+    assert main(["diff", str(tmp_path / "b.json"), str(tmp_path / "a.json"), "--output", str(tmp_path / "d.md")]) == 1
+    assert "Newly broken" in (tmp_path / "d.md").read_text()
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "no such results file"),
+    ('{"schema": 1, "cells": [', "not valid JSON (truncated?)"),
+    ('{"schema": 7, "cells": []}', "results schema 7; this version reads schema 1"),
+])
+def test_bad_input_is_named(tmp_path, capsys, content, fragment):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(writeup()))
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content)
+    assert main(["diff", str(good), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and fragment in err
+
+
+def test_real_runs_gpu_torch_2_11_against_cpu_torch_2_13():
+    gpu, cpu = (json.loads(p.read_text()) for p in (
+        ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json",
+        ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json"))
+    groups = diff.compare(gpu, cpu)
+    # torch 2.13's wrap_triton hands back an interpreted kernel instead of rejecting it: eager works again.
+    assert "silu-triton_op-eager-bfloat16-cpu_interpret" in [c.cell for c in groups["fixed"]]
+    # The CUDA cells did not run on the CPU machine: reported, not counted as regressions.
+    assert len(groups["not_run"]) == sum(c["axes"]["device"] == "cuda" for c in gpu["cells"])
+    assert not diff.regressed(groups)
