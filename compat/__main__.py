@@ -3,6 +3,7 @@
   python -m compat run [pytest args...]          the matrix under pytest-xdist; results/<torch>_<triton>_<gpu>.json
   python -m compat report RESULTS.json           docs/SUPPORT_MATRIX.md and docs/support_matrix.html from a run
   python -m compat diff OLD.json NEW.json        what changed, as Markdown; exit 1 when anything regressed
+  python -m compat doctor                        versions, GPUs, and the AOTI canary (exit 1 if it fails)
 """
 
 from __future__ import annotations
@@ -81,12 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     dif.add_argument("old")
     dif.add_argument("new")
     dif.add_argument("--output", help="also write the Markdown here")
+    sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command == "run":
             return _run(args, extra)
+        if args.command == "doctor":
+            from .doctor import main as doctor
+
+            return doctor()
         return _report(args) if args.command == "report" else _diff(args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -54,20 +54,26 @@ class Journal:
         return outcome
 
 
+# What a child reports of its own environment: which GPU it saw and which caches it wrote.
+CHILD_ENV = ("CUDA_VISIBLE_DEVICES", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_INTERPRET")
+
+
 @dataclass
 class ChildResult:
     phases: dict[str, Outcome] = field(default_factory=dict)  # in the order they began
     seconds: dict[str, float] = field(default_factory=dict)
     log: str = ""
+    env: dict[str, str | None] = field(default_factory=dict)  # CHILD_ENV as the child saw it, and its pid
 
     def outcome(self, final: str) -> Outcome:
         """The first phase up to `final` that did not pass, else `final`'s outcome (which holds its numerics)."""
         for name, outcome in self.phases.items():
             if outcome.kind != "passed":
                 return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
-                               {**outcome.detail, "phase": name})
+                               {**outcome.detail, "phase": name, "child": self.env})
             if name == final:
-                return outcome
+                return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
+                               {**outcome.detail, "child": self.env})
         raise RuntimeError(f"harness: the child never reached phase {final!r} (phases: {list(self.phases)})")
 
 
@@ -78,7 +84,9 @@ def read_journal(path: Path) -> ChildResult:
     begun: dict[str, float] = {}
     for line in path.read_text().splitlines():
         entry = json.loads(line)
-        if entry["event"] == "begin":
+        if entry["event"] == "start":
+            result.env = entry["env"]
+        elif entry["event"] == "begin":
             begun[entry["phase"]] = entry["t"]
             result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
         else:
@@ -136,8 +144,10 @@ def run_child(fn: str, args: dict[str, Any], *, workdir: Path, env: dict[str, st
 
 def _child_main(task_path: str, journal_path: str) -> None:
     task = json.loads(Path(task_path).read_text())
+    journal = Journal(journal_path)
+    journal._write({"event": "start", "env": {**{k: os.environ.get(k) for k in CHILD_ENV}, "pid": os.getpid()}})
     module, _, name = task["fn"].rpartition(".")
-    getattr(importlib.import_module(module), name)(Journal(journal_path), **task["args"])
+    getattr(importlib.import_module(module), name)(journal, **task["args"])
 
 
 if __name__ == "__main__":

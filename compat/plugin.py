@@ -54,6 +54,8 @@ class CompatRun:
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
         if self.is_worker:
             self.run_dir = Path(config.workerinput["compat_run_dir"])
+            if "compat_gpu" in config.workerinput:  # before anything in this worker initialises CUDA
+                os.environ["CUDA_VISIBLE_DEVICES"] = config.workerinput["compat_gpu"]
         else:
             self.results_path = Path(config.getoption("compat_results"))
             try:
@@ -67,7 +69,7 @@ class CompatRun:
         # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
         for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
             os.environ[var] = str(self.run_dir / "cache" / worker / sub)
-        self.records: dict[str, dict] = {}  # nodeid -> cell record, gathered from every worker's reports
+        self.records: dict[tuple, dict] = {}  # (nodeid, worker) -> cell record, from every worker's reports
         self.started = time.monotonic()
         self.session = None  # a RunSession, once the cells are collected
         self.doc = None
@@ -96,12 +98,18 @@ class CompatRun:
         outcome = skipped(reason) if reason else STAGES[cell.stage].run(cell, self.session)
         expectation = None if reason else self.expectations.lookup(cell.id, self.run)
         complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path)
+        if complaint and outcome.detail.get("environment_failure"):
+            complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
+        if complaint and outcome.detail.get("remedy"):
+            complaint += f"\n  remedy: {outcome.detail['remedy']}"
         node.user_properties.append((RECORD, {
             "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
             "expected": expectation.row if expectation else None,
             "expected_at": f"cells.{cell.id}[{expectation.index}]" if expectation else None,
             "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),
-            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}))
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "gpu": (os.environ.get("CUDA_VISIBLE_DEVICES") or "default") if cell.device == "cuda" and not reason
+            else None}))
         if reason:
             pytest.skip(reason)
         if complaint and not self.accept:
@@ -119,8 +127,8 @@ class CompatRun:
 
     def pytest_runtest_logreport(self, report):
         for name, record in report.user_properties:
-            if name == RECORD:
-                self.records[report.nodeid] = record
+            if name == RECORD:  # by node and worker: under `--dist each` every worker runs every cell
+                self.records[(report.nodeid, record["worker"])] = record
 
     def pytest_sessionfinish(self, session):
         if self.is_worker or not self.records:
@@ -158,14 +166,6 @@ class CompatRun:
                                         f"{self.expectations.path}")
 
 
-class _XdistHooks:
-    def __init__(self, state: CompatRun):
-        self.state = state
-
-    def pytest_configure_node(self, node):
-        node.workerinput["compat_run_dir"] = str(self.state.run_dir)
-
-
 _KEY = pytest.StashKey[CompatRun]()
 
 
@@ -180,8 +180,26 @@ def pytest_configure(config):
         raise pytest.UsageError(str(exc)) from None
     config.stash[_KEY] = state
     config.pluginmanager.register(state, "compat-run")
-    if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(state), "compat-xdist")
+
+
+# ---- pytest-xdist hooks (optional: the plugin works without xdist) ----
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    from .workers import auto_workers, gib_per_worker, visible_gpus
+
+    return auto_workers(os.cpu_count() or 1, visible_gpus(), gib_per_worker())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    from .workers import gpu_for, visible_gpus
+
+    state = _state(node.config)
+    node.workerinput["compat_run_dir"] = str(state.run_dir)
+    gpus = visible_gpus()
+    if gpus:
+        node.workerinput["compat_gpu"] = gpu_for(node.gateway.id, gpus)
 
 
 def pytest_generate_tests(metafunc):
@@ -195,3 +213,36 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture
 def compat(request) -> CompatRun:
     return _state(request.config)
+
+
+def _config_snapshot() -> dict[str, str]:
+    import torch._dynamo.config
+    import torch._inductor.config
+
+    return {f"{module.__name__}.{key}": repr(value)
+            for module in (torch._dynamo.config, torch._inductor.config)
+            for key, value in module.get_config_copy().items()}
+
+
+_CONFIG_BEFORE = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    item.stash[_CONFIG_BEFORE] = _config_snapshot()  # before any fixture of the test is set up
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Fail a test that leaves torch._dynamo or torch._inductor config changed for the tests after it.
+
+    Checked after every fixture is torn down, so fixtures have restored what they patched."""
+    result = yield
+    before, after = item.stash.get(_CONFIG_BEFORE, None), _config_snapshot()
+    leaked = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) if before else []
+    if leaked:
+        pytest.fail(f"this test leaked config changes into the next: {', '.join(leaked)}; restore them with "
+                    f"torch._dynamo.config.patch / torch._inductor.config.patch (monkeypatch's undo deletes a "
+                    f"ConfigModule value instead of restoring it)", pytrace=False)
+    return result

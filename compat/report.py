@@ -48,6 +48,7 @@ class CellView:
     provenance: str
     worst_rel_err: float | None
     remedy: str | None
+    environment: str | None  # set when the AOTI canary fails too: the environment, not the style, is at fault
 
     @classmethod
     def of(cls, cell: dict[str, Any]) -> "CellView":
@@ -55,11 +56,12 @@ class CellView:
         errs = [n["max_rel_err"] for n in o.get("numerics") or [] if "max_rel_err" in n]
         return cls(cell["id"], o["kind"], bool(cell.get("verdict")), first_line(cell), o.get("error_type"),
                    row.get("reason"), row.get("rewrite"), provenance_text(row.get("provenance")),
-                   max(errs) if errs else None, o["detail"].get("remedy"))
+                   max(errs) if errs else None, o["detail"].get("remedy"), o["detail"].get("environment_failure"))
 
     @property
     def note_key(self) -> tuple:
-        return (self.kind, self.error_type, self.first_line, self.reason, self.rewrite, self.provenance)
+        return (self.kind, self.error_type, self.first_line, self.reason, self.rewrite, self.provenance,
+                self.environment)
 
 
 @dataclass
@@ -130,8 +132,13 @@ class Matrix:
     def totals(self) -> str:
         s = self.doc["summary"]
         counts = ", ".join(f"{n} {k}" for k, n in s["by_outcome"].items() if n)
-        return (f"{s['cells']} cells: {counts}; {s['unexpected']} differ from expectations; {s['exports']} exports "
+        text = (f"{s['cells']} cells: {counts}; {s['unexpected']} differ from expectations; {s['exports']} exports "
                 f"and {s['aoti_compiles']} AOTI compiles in {s['wall_seconds']} s")
+        if s.get("environment_failures"):
+            text += f"; {s['environment_failures']} environment failures"
+        if len(s.get("cells_per_gpu") or {}) > 1:
+            text += "; CUDA cells per GPU: " + ", ".join(f"GPU {g}: {n}" for g, n in s["cells_per_gpu"].items())
+        return text
 
 
 # ---- terminal ---------------------------------------------------------------------------------------------------
@@ -146,7 +153,9 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None) -> list[
         lines.append(" ".join([f"{r.kernel}/{r.style}/{r.dtype}/{r.device}".ljust(width)]
                               + [x.ljust(w) for x, w in zip(marks, cols)]).rstrip())
     lines += [LEGEND, m.totals()]
-    lines += [f"REMEDY: {r}" for r in sorted({c.remedy for r in m.rows for c in r.cells.values() if c.remedy})]
+    cells = [c for r in m.rows for c in r.cells.values()]
+    lines += [f"ENVIRONMENT FAILURE: {e}" for e in sorted({c.environment for c in cells if c.environment})]
+    lines += [f"REMEDY: {r}" for r in sorted({c.remedy for c in cells if c.remedy})]
     if results_path:
         lines.append(f"results: {results_path}")
     return lines
@@ -183,11 +192,13 @@ def markdown(doc: dict[str, Any], source: str) -> str:
         out += ["", "### In words", ""] + [f"- {r.sentence(m.stages)}" for r in rows] + [""]
     out += ["## Notes", ""]
     for key, n in m.notes.items():
-        kind, error, first, reason, rewrite, prov = key
+        kind, error, first, reason, rewrite, prov, environment = key
         cells = [c.id for r in m.rows for c in r.cells.values() if c.note_key == key]
         out.append(f'<a id="note-{n}"></a>**[{n}]** {ICON[kind]} {KIND_LABEL[kind]}'
                    + (f": `{_md_escape(error)}`" if error else "") + (f" {_md_escape(first)}" if first else ""))
         out += [f"  - why: {_md_escape(reason or 'no expectation recorded')}"]
+        if environment:
+            out.append(f"  - environment failure: {_md_escape(environment)}")
         if rewrite:
             out.append(f"  - instead: {_md_escape(rewrite)}")
         out += [f"  - provenance: {_md_escape(prov)}", f"  - cells: {', '.join(f'`{c}`' for c in cells)}", ""]
@@ -229,6 +240,8 @@ def _html_cell(c: CellView | None) -> str:
     if c.rewrite:
         facts.append(f"<p><b>instead</b> {_esc(c.rewrite)}</p>")
     facts.append(f"<p><b>provenance</b> {_esc(c.provenance)}</p>")
+    if c.environment:
+        facts.append(f"<p><b>environment failure</b> {_esc(c.environment)}</p>")
     if c.remedy:
         facts.append(f"<p><b>remedy</b> {_esc(c.remedy)}</p>")
     if c.unexpected:

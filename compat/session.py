@@ -11,10 +11,11 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from filelock import FileLock
 
+from .atomic import write_atomic
 from .cells import DEVICES, Cell
 from .isolation import ChildResult, run_child
 from .outcomes import Outcome
@@ -36,11 +37,13 @@ class Build:
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "package": self.package, "log": self.result.log, "seconds": self.result.seconds,
+                "env": self.result.env,
                 "phases": {name: o.to_dict() for name, o in self.result.phases.items()}}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Build":
-        result = ChildResult({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"])
+        result = ChildResult({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"],
+                             d["env"])
         return cls(d["key"], result, d["package"])
 
 
@@ -52,34 +55,48 @@ class RunSession:
         self.packages_wanted = {artifact_key(c) for c in cells if STAGES[c.stage].packaged}
 
     def child(self, cell: Cell, fn: str, args: dict[str, Any], timeout: float) -> ChildResult:
-        workdir = self.run_dir / "cells" / cell.id / fn.rpartition(".")[2]
+        # Per worker: under `--dist each` two workers run the same cell at once.
+        workdir = self.run_dir / "cells" / os.environ.get("PYTEST_XDIST_WORKER", "main") / cell.id / fn.rpartition(".")[2]
         return run_child(fn, args, workdir=workdir, env=dict(DEVICES[cell.device].env), timeout=timeout)
+
+    def _once(self, name: str, build: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+        """The record of `name`, built by the first process to ask for it in this run, read by the others."""
+        workdir = self.run_dir / "artifacts" / name
+        workdir.mkdir(parents=True, exist_ok=True)
+        record = workdir / "record.json"
+        with FileLock(str(workdir) + ".lock"):
+            if not record.exists():
+                write_atomic(record, json.dumps(build(workdir)))
+            return json.loads(record.read_text())
 
     def artifact(self, cell: Cell) -> Build:
         from .stages import STAGES
 
         key = artifact_key(cell)
-        workdir = self.run_dir / "artifacts" / key
-        record = workdir / "build.json"
-        workdir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(workdir) + ".lock"):
-            if record.exists():
-                return Build.from_dict(json.loads(record.read_text()))
+
+        def build(workdir: Path) -> dict[str, Any]:
             package = str(workdir / "model.pt2") if key in self.packages_wanted else None
             result = run_child("compat.stages.child_build",
                                {"cell": cell.id, "mode": STAGES[cell.stage].export_mode, "package_path": package},
                                workdir=workdir, env=dict(DEVICES[cell.device].env), timeout=BUILD_TIMEOUT)
             compiled = result.phases.get("aoti_compile")
-            build = Build(key, result, package if compiled is not None and compiled.kind == "passed" else None)
-            tmp = record.with_suffix(".tmp")
-            tmp.write_text(json.dumps(build.to_dict()))
-            os.replace(tmp, record)
-            return build
+            return Build(key, result, package if compiled is not None and compiled.kind == "passed" else None).to_dict()
+
+        return Build.from_dict(self._once(key, build))
+
+    def canary(self, device: str) -> Outcome:
+        """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""
+        from .doctor import run_canary
+
+        return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(workdir, device).to_dict()))
 
 
 def build_counts(run_dir: Path) -> dict[str, Any]:
-    """How many exports and AOTI compiles the run did, and how long the compiles took."""
-    builds = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "artifacts").glob("*/build.json"))]
+    """How many exports and AOTI compiles the run did, how long the compiles took, and any canary's verdict."""
+    records = {p.parent.name: json.loads(p.read_text())
+               for p in sorted((Path(run_dir) / "artifacts").glob("*/record.json"))}
+    builds = [r for r in records.values() if "phases" in r]
     compiles = {b["key"]: b["seconds"].get("aoti_compile") for b in builds if "aoti_compile" in b["phases"]}
+    canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
     return {"exports": sum("export" in b["phases"] for b in builds), "aoti_compiles": len(compiles),
-            "aoti_compile_seconds": compiles}
+            "aoti_compile_seconds": compiles, "canaries": canaries}

@@ -28,6 +28,9 @@ class Stage:
     name: str
     doc: str
     run: Callable[[Cell, "RunSession"], Outcome]
+    # The budget of the stage's own child process: a hang past it is the cell's `timed_out`. None: the stage has no
+    # child of its own; it reads the shared build, bounded by compat.session.BUILD_TIMEOUT.
+    timeout_s: float | None
     export_mode: str | None = None  # "strict" / "nonstrict": the exported program this stage uses
     packaged: bool = False  # needs the AOTI package of that exported program
 
@@ -149,9 +152,10 @@ def child_aoti_run(journal: "Journal", cell: str, package_path: str) -> None:
 
 # ---- parent side ------------------------------------------------------------------------------------------------
 
-def _in_child(fn: str, final: str, timeout: float) -> Callable[[Cell, "RunSession"], Outcome]:
+def _in_child(fn: str, final: str) -> Callable[[Cell, "RunSession"], Outcome]:
     def run(cell: Cell, session: "RunSession") -> Outcome:
-        return session.child(cell, f"compat.stages.{fn}", {"cell": cell.id}, timeout).outcome(final)
+        return session.child(cell, f"compat.stages.{fn}", {"cell": cell.id}, STAGES[cell.stage].timeout_s
+                             ).outcome(final)
 
     return run
 
@@ -170,14 +174,29 @@ def _packaged(cell: Cell, session: "RunSession") -> Outcome:
     if compiled is None:  # export failed or crashed: there is no package; the cell fails as the export did
         return build.result.outcome("module_run")
     if compiled.kind != "passed":
-        return _with_phase(compiled, "aoti_compile")
+        return _blame_environment(cell, session, _with_phase(compiled, "aoti_compile"))
     run = session.child(cell, "compat.stages.child_aoti_run", {"cell": cell.id, "package_path": build.package},
-                        AOTI_RUN_TIMEOUT).outcome("aoti_run")
-    remedy = crash_remedy(run)
-    if remedy:
-        run.detail["remedy"] = remedy
+                        STAGES[cell.stage].timeout_s).outcome("aoti_run")
     run.detail["compile_seconds"] = compiled.detail.get("compile_seconds")
-    return run
+    return _blame_environment(cell, session, run)
+
+
+def _blame_environment(cell: Cell, session: "RunSession", outcome: Outcome) -> Outcome:
+    """A failing AOTI cell consults the canary: if a plain model fails too, the environment is at fault."""
+    from .doctor import canary_device
+
+    remedy = crash_remedy(outcome)
+    if outcome.kind == "passed":
+        return outcome
+    canary = session.canary(canary_device(cell.device))
+    if canary.kind != "passed":
+        outcome.detail["environment_failure"] = (
+            f"the AOTI canary (a plain model with no Triton kernel) fails too on {canary_device(cell.device)}: "
+            f"{canary.summary()} in {canary.detail.get('phase')}; AOTInductor is broken here for every model")
+        remedy = remedy or crash_remedy(canary)
+    if remedy:
+        outcome.detail["remedy"] = remedy
+    return outcome
 
 
 def _with_phase(outcome: Outcome, phase: str) -> Outcome:
@@ -185,21 +204,21 @@ def _with_phase(outcome: Outcome, phase: str) -> Outcome:
     return outcome
 
 
-EAGER_TIMEOUT, COMPILE_TIMEOUT, AOTI_RUN_TIMEOUT = 300.0, 600.0, 300.0
-
+# Budgets: eager and a load-and-run are seconds of work, compile is tens; the export and AOTI compile that
+# export and AOTI stages wait for are bounded by BUILD_TIMEOUT in compat.session.
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
-        Stage("eager", "The wrapped op inside the model, run eagerly.", _in_child("child_eager", "eager", EAGER_TIMEOUT)),
+        Stage("eager", "The wrapped op inside the model, run eagerly.", _in_child("child_eager", "eager"), 300.0),
         Stage("compile", "`torch.compile(fullgraph=True)` with inductor; counts frames and checks the graph holds "
-                         "the kernel.", _in_child("child_compile", "compile", COMPILE_TIMEOUT)),
+                         "the kernel.", _in_child("child_compile", "compile"), 600.0),
         Stage("export_strict", "`torch.export.export(strict=True)`, dynamic batch, then `.module()` run.",
-              _exported, export_mode="strict"),
+              _exported, None, export_mode="strict"),
         Stage("export_nonstrict", "`torch.export.export(strict=False)`, dynamic batch, then `.module()` run.",
-              _exported, export_mode="nonstrict"),
+              _exported, None, export_mode="nonstrict"),
         Stage("aoti_strict", "`aoti_compile_and_package` of the strict export, loaded and run in a fresh process.",
-              _packaged, export_mode="strict", packaged=True),
+              _packaged, 300.0, export_mode="strict", packaged=True),
         Stage("aoti_nonstrict", "`aoti_compile_and_package` of the non-strict export, loaded and run in a fresh "
-                                "process.", _packaged, export_mode="nonstrict", packaged=True),
+                                "process.", _packaged, 300.0, export_mode="nonstrict", packaged=True),
     )
 }

@@ -85,3 +85,38 @@ def test_unwritable_results_path_fails_before_any_cell_runs(project):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-results blocker/r.json: cannot be written*no cell was run*"])
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+def test_hygiene_fails_a_test_that_leaks_compiler_config(project):
+    project.makepyfile(test_leak="""
+import torch._inductor.config
+
+def test_leaks():
+    torch._inductor.config.max_autotune = not torch._inductor.config.max_autotune
+
+def test_restores():
+    with torch._inductor.config.patch(max_autotune=not torch._inductor.config.max_autotune):
+        pass
+
+def test_monkeypatch_does_not_restore_config(monkeypatch):
+    monkeypatch.setattr(torch._inductor.config, "max_autotune", True)
+""")
+    expect(project, {})
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_leak.py")
+    result.assert_outcomes(passed=3, errors=2)
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_leaks*",
+                                 "*leaked config changes into the next: torch._inductor.config.max_autotune*",
+                                 "*ERROR at teardown of test_monkeypatch_does_not_restore_config*"])
+
+
+def test_workers_get_their_own_caches_under_xdist(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    result = run(project, "-n", "2", "--dist", "each", "--compat-results=r.json")
+    result.assert_outcomes(passed=2)  # --dist each: both workers run the cell
+    doc = json.loads((project.path / "r.json").read_text())
+    run_dir = doc["options"]["run_dir"]
+    caches = {c["worker"]: c["outcome"]["detail"]["child"] for c in doc["cells"]}
+    assert sorted(caches) == ["gw0", "gw1"]
+    for worker, child in caches.items():  # what each worker's child process saw
+        assert child["TORCHINDUCTOR_CACHE_DIR"] == f"{run_dir}/cache/{worker}/inductor"
+        assert child["TRITON_CACHE_DIR"] == f"{run_dir}/cache/{worker}/triton"

@@ -1,0 +1,82 @@
+"""Worker count for -n auto, GPU pinning per worker, and the environment failure the canary reveals."""
+
+import pytest
+
+from compat import doctor
+from compat.outcomes import Outcome
+from compat.stages import _blame_environment
+from compat.cells import Cell
+from compat.workers import auto_workers, gib_per_worker, gpu_for
+
+H100, H200 = 79.2, 139.8
+
+
+def test_auto_workers_follow_gpu_memory_capped_by_cores():
+    assert auto_workers(16, [("0", H100)], 4.0) == 16  # 19 by memory, 16 cores
+    assert auto_workers(32, [("0", H200), ("1", H200)], 4.0) == 32
+    assert auto_workers(16, [("0", 10.0)], 4.0) == 2  # a small GPU limits the workers
+    assert auto_workers(2, [], 4.0) == 2  # no GPU: one per core
+    assert auto_workers(16, [("0", 1.0)], 4.0) == 1  # never zero
+
+
+def test_workers_round_robin_over_visible_gpus():
+    gpus = [("2", H200), ("5", H200)]
+    assert [gpu_for(f"gw{i}", gpus) for i in range(5)] == ["2", "5", "2", "5", "2"]
+
+
+def test_memory_share_override_is_validated(monkeypatch):
+    monkeypatch.setenv("COMPAT_GIB_PER_WORKER", "8")
+    assert gib_per_worker() == 8.0
+    monkeypatch.setenv("COMPAT_GIB_PER_WORKER", "lots")
+    with pytest.raises(ValueError, match="COMPAT_GIB_PER_WORKER='lots': expected a positive number"):
+        gib_per_worker()
+
+
+class _Session:
+    def __init__(self, canary):
+        self.canary_outcome, self.asked = canary, []
+
+    def canary(self, device):
+        self.asked.append(device)
+        return self.canary_outcome
+
+
+SEGV = Outcome("crashed", "SIGSEGV", "killed by SIGSEGV during aoti_load", detail={"signal": "SIGSEGV",
+                                                                                      "phase": "aoti_load"})
+
+
+def _segv():
+    return Outcome("crashed", "SIGSEGV", SEGV.message, detail=dict(SEGV.detail))
+
+
+def test_aoti_failure_with_a_failing_canary_is_an_environment_failure(monkeypatch):
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    cell = Cell("silu", "triton_op", "aoti_strict", "bfloat16", "cuda")
+    session = _Session(_segv())
+    outcome = _blame_environment(cell, session, _segv())
+    assert session.asked == ["cuda"]
+    assert "canary (a plain model with no Triton kernel) fails too on cuda" in outcome.detail["environment_failure"]
+    assert "LD_PRELOAD=" in outcome.detail["remedy"]
+
+
+def test_aoti_failure_with_a_healthy_canary_blames_the_style():
+    cell = Cell("silu", "raw_jit", "aoti_strict", "bfloat16", "cpu_interpret")
+    session = _Session(Outcome("passed"))
+    failed = Outcome("failed", "torch._inductor.exc.InductorError", "C++ compile error", detail={})
+    outcome = _blame_environment(cell, session, failed)
+    assert session.asked == ["cpu"] and "environment_failure" not in outcome.detail
+
+
+def test_passing_aoti_cells_do_not_run_the_canary():
+    session = _Session(_segv())
+    _blame_environment(Cell("silu", "triton_op", "aoti_strict", "bfloat16", "cuda"), session, Outcome("passed"))
+    assert session.asked == []
+
+
+def test_doctor_reports_the_known_crash_and_its_remedy(monkeypatch, capsys):
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    monkeypatch.setattr(doctor, "run_canary", lambda workdir, device: _segv())
+    assert doctor.main() == 1
+    out = capsys.readouterr().out
+    assert "torch " in out and "canary: FAILED in aoti_load" in out
+    assert "remedy: Known environment crash" in out and "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6" in out
