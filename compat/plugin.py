@@ -243,6 +243,5 @@ def pytest_runtest_teardown(item, nextitem):
     leaked = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) if before else []
     if leaked:
         pytest.fail(f"this test leaked config changes into the next: {', '.join(leaked)}; restore them with "
-                    f"torch._dynamo.config.patch / torch._inductor.config.patch (monkeypatch's undo deletes a "
-                    f"ConfigModule value instead of restoring it)", pytrace=False)
+                    f"torch._dynamo.config.patch / torch._inductor.config.patch", pytrace=False)
     return result

@@ -192,7 +192,7 @@ def _blame_environment(cell: Cell, session: "RunSession", outcome: Outcome) -> O
     if canary.kind != "passed":
         outcome.detail["environment_failure"] = (
             f"the AOTI canary (a plain model with no Triton kernel) fails too on {canary_device(cell.device)}: "
-            f"{canary.summary()} in {canary.detail.get('phase')}; AOTInductor is broken here for every model")
+            f"{canary.summary()}; AOTInductor is broken here for every model")
         remedy = remedy or crash_remedy(canary)
     if remedy:
         outcome.detail["remedy"] = remedy
