@@ -51,7 +51,8 @@ def _driver_version() -> str | None:
 
 def machine_label(env: dict[str, Any]) -> str:
     """A file-name-safe label: torch, triton and GPU (or cpu)."""
-    gpu = env["gpus"][0]["name"] if env["gpus"] else "cpu"
+    gpus = env["gpus"]
+    gpu = (f"{len(gpus)}x-" if len(gpus) > 1 else "") + gpus[0]["name"] if gpus else "cpu"
     label = f"torch-{env['torch']}_triton-{env['triton']}_{gpu}"
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in label)
 

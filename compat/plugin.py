@@ -108,8 +108,7 @@ class CompatRun:
             "expected_at": f"cells.{cell.id}[{expectation.index}]" if expectation else None,
             "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
-            "gpu": (os.environ.get("CUDA_VISIBLE_DEVICES") or "default") if cell.device == "cuda" and not reason
-            else None}))
+            "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
         if reason:
             pytest.skip(reason)
         if complaint and not self.accept:
@@ -171,6 +170,12 @@ _KEY = pytest.StashKey[CompatRun]()
 
 def _state(config) -> CompatRun:
     return config.stash[_KEY]
+
+
+def _gpu_used(outcome) -> str:
+    """The GPU the cell's work ran on: its child's (an export cell's build may have run in another worker)."""
+    child = outcome.detail.get("child") or {}
+    return child.get("CUDA_VISIBLE_DEVICES") or os.environ.get("CUDA_VISIBLE_DEVICES") or "default"
 
 
 def pytest_configure(config):
