@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +28,8 @@ def pytest_addoption(parser):
     g.addoption("--compat-accept", action="store_true",
                 help="record observed outcomes into the expectations file instead of failing on differences")
     g.addoption("--compat-run-dir", default=None, metavar="DIR",
-                help="where children, artifacts, logs and caches go (default: a new temporary directory)")
+                help="where children, artifacts, logs and caches go (default: a new temporary directory, removed "
+                     "after a green run)")
     for axis in AXES:
         g.addoption(f"--compat-{axis}s", default=None, metavar="NAMES",
                     help=f"comma-separated {axis} names to run (default: all)")
@@ -65,6 +67,7 @@ class CompatRun:
                                         f"no cell was run") from None
             given = config.getoption("compat_run_dir")
             self.run_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix="compat-run-"))
+            self.own_run_dir = not given
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
         for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
@@ -74,6 +77,7 @@ class CompatRun:
         self.session = None  # a RunSession, once the cells are collected
         self.doc = None
         self.accepted: list[str] = []
+        self.kept_run_dir = False
 
     @functools.cached_property
     def env(self) -> dict:
@@ -129,8 +133,17 @@ class CompatRun:
             if name == RECORD:  # by node and worker: under `--dist each` every worker runs every cell
                 self.records[(report.nodeid, record["worker"])] = record
 
-    def pytest_sessionfinish(self, session):
-        if self.is_worker or not self.records:
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.is_worker:
+            return
+        self._write_results()
+        # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
+        self.kept_run_dir = exitstatus != 0 or not self.own_run_dir
+        if not self.kept_run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _write_results(self):
+        if not self.records:
             return
         from . import results
         from .expectations import accept
@@ -163,6 +176,8 @@ class CompatRun:
         if self.accept:
             terminalreporter.write_line(f"--compat-accept: {len(self.accepted)} change(s) written to "
                                         f"{self.expectations.path}")
+        if self.kept_run_dir:
+            terminalreporter.write_line(f"run directory (child logs, artifacts): {self.run_dir}")
 
 
 _KEY = pytest.StashKey[CompatRun]()

@@ -38,6 +38,7 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
     assert [n["input"] for n in cell["outcome"]["numerics"]] == ["batch 1", "batch 37", "batch 1024"]
     assert doc["environment"]["torch"] and doc["summary"]["cells"] == 1
     result.stdout.fnmatch_lines(["*triton-export-compat matrix*", "*silu/raw_jit/bfloat16/cpu_interpret*pass*"])
+    assert not Path(doc["options"]["run_dir"]).exists()  # a green run leaves no packages or caches behind
 
 
 def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
@@ -46,7 +47,9 @@ def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
     result = run(project)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected failure now passes (strict)*", "*observed: passed*",
-                                 "*rerun with --compat-accept*"])
+                                 "*rerun with --compat-accept*", "run directory (child logs, artifacts): *"])
+    kept = next(line for line in result.stdout.lines if line.startswith("run directory"))
+    assert Path(kept.split(": ", 1)[1]).is_dir()  # a failed run keeps its logs
 
 
 def test_a_cell_with_no_expectation_fails_then_accept_records_it(project):
