@@ -44,7 +44,7 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
 def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "boom",
                              "reason": "it used to fail", "provenance": PROVENANCE}]})
-    result = run(project)
+    result = run(project, f"--compat-run-dir={project.path / 'run'}")  # a failed run keeps its directory
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected failure now passes (strict)*", "*observed: passed*",
                                  "*rerun with --compat-accept*", "run directory (child logs, artifacts): *"])
@@ -54,7 +54,7 @@ def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
 
 def test_a_cell_with_no_expectation_fails_then_accept_records_it(project):
     expect(project, {})
-    run(project).assert_outcomes(failed=1)
+    run(project, f"--compat-run-dir={project.path / 'run'}").assert_outcomes(failed=1)
     accepted = run(project, "--compat-accept")
     accepted.assert_outcomes(passed=1)
     accepted.stdout.fnmatch_lines([f"accepted: {CELL}: no expectation -> passed*"])
@@ -102,7 +102,8 @@ def test_restores():
         pass
 """)
     expect(project, {})
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_leak.py")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_leak.py",
+                                          f"--compat-run-dir={project.path / 'run'}")
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_leaks*",
                                  "*leaked config changes into the next: torch._inductor.config.max_autotune*"])
