@@ -56,7 +56,8 @@ class RunSession:
 
     def child(self, cell: Cell, fn: str, args: dict[str, Any], timeout: float) -> ChildResult:
         # Per worker: under `--dist each` two workers run the same cell at once.
-        workdir = self.run_dir / "cells" / os.environ.get("PYTEST_XDIST_WORKER", "main") / cell.id / fn.rpartition(".")[2]
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        workdir = self.run_dir / "cells" / worker / cell.id / fn.rpartition(".")[2]
         return run_child(fn, args, workdir=workdir, env=dict(DEVICES[cell.device].env), timeout=timeout)
 
     def _once(self, name: str, build: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from . import model as workload
 from . import numerics, outcomes
-from .cells import Cell
+from .cells import Cell, parse_cell_id
 from .environment import crash_remedy
 from .outcomes import Outcome
 
@@ -80,7 +80,7 @@ def _missing_node(cell: Cell, targets: list[str]) -> Outcome | None:
 
 
 def child_eager(journal: "Journal", cell: str) -> None:
-    c = Cell(*cell.split("-"))
+    c = parse_cell_id(cell, "child task")
     model, reference = _models(c)
     journal.run("eager", lambda: _check_batches(model, reference, c))
 
@@ -89,7 +89,7 @@ def child_compile(journal: "Journal", cell: str) -> None:
     import torch
     from torch._dynamo.testing import CompileCounterWithBackend
 
-    c = Cell(*cell.split("-"))
+    c = parse_cell_id(cell, "child task")
     model, reference = _models(c)
 
     def compile_and_check() -> Outcome:
@@ -111,7 +111,7 @@ def child_build(journal: "Journal", cell: str, mode: str, package_path: str | No
     """Export once; run the exported program's module; then, if asked, compile the AOTI package."""
     import torch
 
-    c = Cell(*cell.split("-"))
+    c = parse_cell_id(cell, "child task")
     model, reference = _models(c)
     holder = {}
 
@@ -138,7 +138,7 @@ def child_build(journal: "Journal", cell: str, mode: str, package_path: str | No
 def child_aoti_run(journal: "Journal", cell: str, package_path: str) -> None:
     import torch
 
-    c = Cell(*cell.split("-"))
+    c = parse_cell_id(cell, "child task")
     _, reference = _models(c)
     holder = {}
 

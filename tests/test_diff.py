@@ -1,6 +1,5 @@
 """The upgrade diff: every changed cell, grouped by severity; non-zero exit on regressions; bad input named."""
 
-import copy
 import json
 from pathlib import Path
 

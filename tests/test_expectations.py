@@ -1,10 +1,8 @@
 """Expectations as data: validation, version ranges, the gate's verdicts, and accept mode."""
 
-import copy
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,6 +1,5 @@
 """A child that crashes, hangs or exits becomes that phase's outcome; the parent carries on."""
 
-import os
 import time
 
 import pytest
