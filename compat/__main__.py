@@ -3,6 +3,7 @@
   python -m compat run [pytest args...]          the matrix under pytest-xdist; results/<torch>_<triton>_<gpu>.json
   python -m compat report RESULTS.json           docs/SUPPORT_MATRIX.md and docs/support_matrix.html from a run
   python -m compat diff OLD.json NEW.json        what changed, as Markdown; exit 1 when anything regressed
+  python -m compat accept RESULTS.json           record a run's outcomes into expectations.yaml (as --compat-accept)
   python -m compat doctor                        versions, GPUs, and the AOTI canary (exit 1 if it fails)
 """
 
@@ -67,6 +68,21 @@ def _diff(args: argparse.Namespace) -> int:
     return 1 if diff.regressed(diff.compare(old, new)) else 0
 
 
+def _accept(args: argparse.Namespace) -> int:
+    from . import results
+    from .expectations import Expectations, Run, accept, measured_on
+    from .outcomes import Outcome
+
+    doc = results.load(args.results)
+    exp = Expectations.load(args.expectations)
+    observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
+    changes = accept(exp, observed, Run.from_env(doc["environment"]), measured_on(doc["environment"]))
+    for change in changes:
+        print(f"accepted: {change}")
+    print(f"{len(changes)} change(s) written to {exp.path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -82,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     dif.add_argument("old")
     dif.add_argument("new")
     dif.add_argument("--output", help="also write the Markdown here")
+    acc = sub.add_parser("accept", help="record the outcomes of a results file into the expectations file")
+    acc.add_argument("results", help="a results JSON written by a run")
+    acc.add_argument("--expectations", default=str(ROOT / "expectations.yaml"),
+                     help="the expectations YAML to update (default: the project's)")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
@@ -93,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             from .doctor import main as doctor
 
             return doctor()
+        if args.command == "accept":
+            return _accept(args)
         return _report(args) if args.command == "report" else _diff(args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -30,7 +30,8 @@ DEVICES: dict[str, Device] = {
     d.name: d
     for d in (
         Device("cuda", "NVIDIA GPU through CUDA; Triton compiles the kernel for it.", env=()),
-        Device("cpu", "CPU tensors, Triton as installed: a Triton kernel has no CPU backend to launch on.", env=()),
+        Device("cpu", "CPU tensors, Triton as installed: only styles with a CPU kernel run here (a Triton kernel "
+                      "has no CPU backend to launch on).", env=()),
         Device("cpu_interpret", "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
                env=(("TRITON_INTERPRET", "1"),)),
     )
@@ -48,6 +49,12 @@ class Cell:
     @property
     def id(self) -> str:
         return "-".join((self.kernel, self.style, self.stage, self.dtype, self.device))
+
+    def unavailable_reason(self) -> str | None:
+        """Why this machine cannot run the cell (a skip, never an expectation): no GPU, or no API the kernel needs."""
+        from .kernels import KERNELS
+
+        return DEVICES[self.device].unavailable_reason() or KERNELS[self.kernel].requires(self.device)
 
     def axes(self) -> dict[str, str]:
         return {"kernel": self.kernel, "style": self.style, "stage": self.stage, "dtype": self.dtype,
@@ -74,6 +81,17 @@ def check_names(axis: str, names: Iterable[str], where: str) -> None:
                             f"valid {axis} names: {', '.join(valid)}")
 
 
+def applicable(cell: Cell) -> bool:
+    """Whether the cell is in the matrix: the kernel admits the style, the stage the style, the device the style."""
+    from .kernels import KERNELS
+    from .stages import STAGES
+    from .styles import STYLES
+
+    style, stage, kernel = STYLES[cell.style], STAGES[cell.stage], KERNELS[cell.kernel]
+    return (style.applies_to(kernel) and cell.dtype in kernel.dtypes
+            and (style.custom_op or not stage.custom_op_only) and (style.cpu_kernel or cell.device != "cpu"))
+
+
 def parse_cell_id(cell_id: str, where: str) -> Cell:
     parts = cell_id.split("-")
     if len(parts) != 5:
@@ -81,12 +99,18 @@ def parse_cell_id(cell_id: str, where: str) -> Cell:
     cell = Cell(*parts)
     for axis, name in cell.axes().items():
         check_names(axis, [name], f"{where}: cell {cell_id!r}")
+    if not applicable(cell):
+        raise RegistryError(f"{where}: {cell_id!r} is not in the matrix (the kernel, stage or device does not "
+                            f"apply to style {cell.style!r}: see compat/cells.py applicable)")
     return cell
 
 
 def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
-    """Every cell, optionally restricted per axis (names already validated with `check_names`)."""
-    from .kernels import KERNELS
+    """Every applicable cell, optionally restricted per axis (names already validated with `check_names`).
+
+    Stage-major, AOTI stages first: xdist hands cells out in this order, so the long export + AOTI builds of
+    different cells start on different workers at once instead of queueing behind one another's locks."""
+    from .stages import STAGES
 
     select = select or {}
     reg = registries()
@@ -94,7 +118,7 @@ def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
     def pick(axis):
         return [n for n in reg[axis] if n in select.get(axis, reg[axis])]
 
-    return [Cell(k, s, st, dt, dev)
-            for k in pick("kernel") for s in pick("style") for st in pick("stage")
-            for dt in KERNELS[k].dtypes if dt in select.get("dtype", reg["dtype"])
-            for dev in pick("device")]
+    stages = sorted(pick("stage"), key=lambda st: not STAGES[st].packaged)
+    cells = (Cell(k, s, st, dt, dev) for st in stages for k in pick("kernel") for s in pick("style")
+             for dt in pick("dtype") for dev in pick("device"))
+    return [c for c in cells if applicable(c)]

@@ -2,7 +2,7 @@
 
     schema: 1
     cells:
-      silu-raw_jit-export_nonstrict-bfloat16-cuda:
+      silu-raw_jit-export_nonstrict-*-cuda:     # a cell id, or one with '*' for its dtype: every dtype of the kernel
       - torch: '>=2.6,<2.14'            # packaging specifiers; the first row that matches the run is used
         triton: '>=3.0'                 # optional
         host: gpu                       # optional: gpu (CUDA available) or cpu-only
@@ -13,6 +13,9 @@
         rewrite: what to do instead     # optional
         provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
                     # or {documented: 'pytorch/pytorch#185827: ...'}
+
+A cell's rows are those under its own id, then those under its any-dtype key. --compat-accept writes per-cell rows,
+then folds the rows that every dtype of a cell shares into the any-dtype key, so the file stays readable.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from .atomic import write_atomic
-from .cells import parse_cell_id
+from .cells import Cell, check_names, parse_cell_id
 from .errors import CompatError, ExpectationsError
 from .outcomes import KINDS, Outcome
 
@@ -37,6 +40,23 @@ EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environm
 HOSTS = ("gpu", "cpu-only")
 ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "match", "signal", "reason", "rewrite", "provenance"}
 UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
+ANY_DTYPE = "*"
+
+
+def any_dtype_key(cell_id: str) -> str:
+    kernel, style, stage, _, device = cell_id.split("-")
+    return "-".join((kernel, style, stage, ANY_DTYPE, device))
+
+
+def _parse_key(key: str, where: str) -> list[Cell]:
+    """The matrix cells a key names: its own cell, or every dtype's cell for an any-dtype key."""
+    from .kernels import KERNELS
+
+    parts = key.split("-")
+    if len(parts) == 5 and parts[3] == ANY_DTYPE:
+        check_names("kernel", parts[:1], f"{where}: cell {key!r}")
+        return [parse_cell_id("-".join((*parts[:3], dtype, parts[4])), where) for dtype in KERNELS[parts[0]].dtypes]
+    return [parse_cell_id(key, where)]
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,8 @@ class Expectations:
         return cls(path, data)
 
     def lookup(self, cell_id: str, run: Run) -> Expectation | None:
-        return next((e for e in self.rows.get(cell_id, []) if e.applies(run)), None)
+        rows = self.rows.get(cell_id, []) + self.rows.get(any_dtype_key(cell_id), [])
+        return next((e for e in rows if e.applies(run)), None)
 
 
 def validate(data: Any, where: str) -> None:
@@ -119,7 +140,7 @@ def validate(data: Any, where: str) -> None:
         raise ExpectationsError(f"{where}: 'cells' must map cell ids to lists of rows")
     for cell_id, rows in data["cells"].items():
         try:
-            parse_cell_id(str(cell_id), where)
+            _parse_key(str(cell_id), where)
         except CompatError as exc:
             raise ExpectationsError(str(exc)) from None
         if not isinstance(rows, list) or not rows:
@@ -176,7 +197,7 @@ def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run
     if expectation.agrees(outcome):
         return None
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
-    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  (cells.{cell_id}[{expectation.index}], "
+    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  (cells.{expectation.cell_id}[{expectation.index}], "
             f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}")
 
 
@@ -193,15 +214,30 @@ def proposed_match(first_line: str) -> str:
     return re.escape(sentence).replace("\\ ", " ")
 
 
-def row_from(outcome: Outcome, run: Run, measured: dict[str, str]) -> dict[str, Any]:
+def measured_on(env: dict[str, Any]) -> dict[str, str]:
+    """A row's measured provenance, from a run's environment (compat.environment.describe)."""
+    gpu = env["gpus"][0]["name"] if env["gpus"] else f"cpu ({env['platform']})"
+    return {"torch": env["torch"], "triton": env["triton"], "device": gpu, "date": env["date"][:10]}
+
+
+def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str]) -> dict[str, Any]:
+    """A row recording an observation; a failure the catalogue knows gets its stable match, reason and rewrite."""
+    from .catalogue import explain
+
     row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
                            "outcome": outcome.kind}
+    known = None
     if outcome.kind == "failed":
+        known = explain(outcome.error_type, outcome.message, parse_cell_id(cell_id, "accept"))
         row["error"] = outcome.error_type
-        row["match"] = proposed_match(outcome.first_line or "")
+        row["match"] = known.match if known else proposed_match(outcome.first_line or "")
     elif outcome.kind == "crashed":
         row["signal"] = outcome.error_type
-    if outcome.kind != "passed":
+    if known:
+        row["reason"] = f"{known.reason} ({known.source})" if known.source else known.reason
+        if known.rewrite:
+            row["rewrite"] = known.rewrite
+    elif outcome.kind != "passed":
         row["reason"] = UNEXPLAINED
     row["provenance"] = {"measured": measured}
     return row
@@ -216,22 +252,39 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
         current = exp.lookup(cell_id, run)
         if outcome.kind == "skipped" or (current is not None and current.agrees(outcome)):
             continue
-        new = row_from(outcome, run, measured)
+        new = row_from(cell_id, outcome, run, measured)
         rows = cells.setdefault(cell_id, [])
-        same_range = current is not None and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host"))
-        if same_range:
+        own = current is not None and current.cell_id == cell_id
+        if own and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host")):
             rows[current.index] = new
         else:
-            # First match wins: the new, narrower row goes before the row it overrides for this run.
-            rows.insert(current.index if current is not None else len(rows), new)
+            # First match wins: the new, narrower row goes before the row it overrides for this run (a cell's own
+            # rows come before its any-dtype rows).
+            rows.insert(current.index if own else 0 if current is not None else len(rows), new)
         was = current.describe() if current else "no expectation"
         changes.append(f"{cell_id}: {was} -> {outcome.summary()}  [torch {new['torch']}, triton {new['triton']}, "
                        f"host {new['host']}]")
     if changes:
-        exp.data["cells"] = dict(sorted(cells.items()))
+        exp.data["cells"] = dict(sorted(_fold_dtypes(cells).items()))
         validate(exp.data, str(exp.path))
         write_atomic(exp.path, dump(exp.data))
     return changes
+
+
+def _fold_dtypes(cells: dict[str, list]) -> dict[str, list]:
+    """Move rows every dtype of a cell shares into its any-dtype key (ahead of that key's own rows: same lookup)."""
+    cells = dict(cells)
+    for key in [k for k in cells if k.split("-")[3] != ANY_DTYPE]:
+        if key not in cells:
+            continue
+        group = [c.id for c in _parse_key(any_dtype_key(key), "fold")]
+        lists = [cells.get(cid) for cid in group]
+        if all(r == lists[0] for r in lists):
+            fold = any_dtype_key(key)
+            cells[fold] = lists[0] + cells.get(fold, [])
+            for cid in group:
+                del cells[cid]
+    return cells
 
 
 class _PlainDumper(yaml.SafeDumper):

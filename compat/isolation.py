@@ -65,10 +65,22 @@ class ChildResult:
     log: str = ""
     env: dict[str, str | None] = field(default_factory=dict)  # CHILD_ENV as the child saw it, and its pid
 
-    def outcome(self, final: str) -> Outcome:
-        """The first phase up to `final` that did not pass, else `final`'s outcome (which holds its numerics)."""
+    def to_dict(self) -> dict[str, Any]:
+        return {"phases": {name: o.to_dict() for name, o in self.phases.items()}, "seconds": self.seconds,
+                "log": self.log, "env": self.env}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ChildResult":
+        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"], d["env"])
+
+    def outcome(self, final: str, among: tuple[str, ...] | None = None) -> Outcome:
+        """The first phase that did not pass, else `final`'s outcome (which holds its numerics).
+
+        Phases are those up to `final`, or only those named in `among` when the child also did work for other cells;
+        a phase that ended the child (crash, timeout) before `final` counts either way."""
         for name, outcome in self.phases.items():
-            if outcome.kind != "passed":
+            counts = among is None or name in among or outcome.kind in ("crashed", "timed_out")
+            if counts and outcome.kind != "passed":
                 return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
                                {**outcome.detail, "phase": name, "child": self.env})
             if name == final:

@@ -16,14 +16,14 @@ SEED = 0
 
 
 class KernelSandwich(torch.nn.Module):
-    def __init__(self, op):
+    def __init__(self, fn):
         super().__init__()
         self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN)
         self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES)
-        self.op = op
+        self.fn = fn  # hidden activation -> tensor of the same shape: the wrapped kernel, or its eager reference
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.op(self.linear1(x)))
+        return self.linear2(self.fn(self.linear1(x)))
 
 
 def torch_device(device: str) -> str:
@@ -31,9 +31,9 @@ def torch_device(device: str) -> str:
     return "cpu" if device.startswith("cpu") else device
 
 
-def build(op, dtype: str, device: str) -> KernelSandwich:
+def build(fn, dtype: str, device: str) -> KernelSandwich:
     torch.manual_seed(SEED)
-    model = KernelSandwich(op)
+    model = KernelSandwich(fn)
     with torch.no_grad():
         for p in model.parameters():
             p.uniform_(-1.0, 1.0)

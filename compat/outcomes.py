@@ -48,8 +48,17 @@ def exception_type_name(exc: BaseException) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
+# Wrappers whose own message names the backend object (with its memory address) rather than what went wrong.
+UNWRAPPED = ("torch._dynamo.exc.BackendCompilerFailed",)
+
+
 def from_exception(exc: BaseException) -> Outcome:
-    return Outcome("failed", exception_type_name(exc), str(exc)[:MESSAGE_LIMIT])
+    detail = {}
+    name = exception_type_name(exc)
+    if name in UNWRAPPED and getattr(exc, "inner_exception", None) is not None:
+        detail["wrapped_by"] = name
+        exc = exc.inner_exception
+    return Outcome("failed", exception_type_name(exc), str(exc)[:MESSAGE_LIMIT], detail=detail)
 
 
 def from_comparisons(comparisons: list[dict[str, Any]], detail: dict[str, Any] | None = None) -> Outcome:

@@ -92,13 +92,12 @@ class CompatRun:
         return Run.from_env(self.env)
 
     def check(self, cell, node) -> None:
-        from .cells import DEVICES
         from .expectations import verdict
         from .outcomes import skipped
         from .stages import STAGES
 
         start = time.monotonic()
-        reason = DEVICES[cell.device].unavailable_reason()
+        reason = cell.unavailable_reason()
         outcome = skipped(reason) if reason else STAGES[cell.stage].run(cell, self.session)
         expectation = None if reason else self.expectations.lookup(cell.id, self.run)
         complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path)
@@ -109,7 +108,7 @@ class CompatRun:
         node.user_properties.append((RECORD, {
             "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
             "expected": expectation.row if expectation else None,
-            "expected_at": f"cells.{cell.id}[{expectation.index}]" if expectation else None,
+            "expected_at": f"cells.{expectation.cell_id}[{expectation.index}]" if expectation else None,
             "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
             "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
@@ -146,17 +145,14 @@ class CompatRun:
         if not self.records:
             return
         from . import results
-        from .expectations import accept
+        from .expectations import accept, measured_on
         from .outcomes import Outcome
         from .session import build_counts
 
         cells = list(self.records.values())
         if self.accept:
-            env = self.env
-            gpu = env["gpus"][0]["name"] if env["gpus"] else f"cpu ({env['platform']})"
-            measured = {"torch": env["torch"], "triton": env["triton"], "device": gpu, "date": env["date"][:10]}
             observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
-            self.accepted = accept(self.expectations, observed, self.run, measured)
+            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env))
         options = {"accept": self.accept, "select": self.select, "run_dir": str(self.run_dir),
                    "workers": self.config.getoption("numprocesses", None)}
         self.doc = results.document(self.env, cells, build_counts(self.run_dir), time.monotonic() - self.started,
@@ -225,9 +221,14 @@ def pytest_configure_node(node):
 def pytest_generate_tests(metafunc):
     if "cell" in metafunc.fixturenames:
         from .cells import matrix
+        from .session import probe_group
+        from .stages import STAGES
 
-        cells = matrix(_state(metafunc.config).select)
-        metafunc.parametrize("cell", cells, ids=[c.id for c in cells])
+        # Under `--dist loadgroup` (the project's default) the probe stages of one (kernel, style, dtype, device) go
+        # to one worker, which runs them all in one child process.
+        cells = [pytest.param(c, id=c.id, marks=[pytest.mark.xdist_group(probe_group(c))] if STAGES[c.stage].probe
+                              else []) for c in matrix(_state(metafunc.config).select)]
+        metafunc.parametrize("cell", cells)
 
 
 @pytest.fixture

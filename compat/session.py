@@ -23,6 +23,22 @@ from .outcomes import Outcome
 BUILD_TIMEOUT = 1200.0  # export + AOTI compile (about 50 s alone on an H100, more when many run at once)
 
 
+def child_env(cell: Cell) -> dict[str, str]:
+    # One compile thread per child unless the user says otherwise: each xdist worker runs its own children, and an
+    # Inductor worker pool per child would oversubscribe the cores many times over.
+    return {"TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"),
+            **dict(DEVICES[cell.device].env)}
+
+
+def probe_group(cell: Cell) -> str:
+    return "-".join(("probe", cell.kernel, cell.style, cell.dtype, cell.device))
+
+
+def probe_key(cell: Cell) -> str:
+    # Per worker: a probe runs in the worker its group was sent to (and under `--dist each`, in every worker).
+    return f"{probe_group(cell)}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+
+
 def artifact_key(cell: Cell) -> str:
     from .stages import STAGES
 
@@ -33,18 +49,15 @@ def artifact_key(cell: Cell) -> str:
 class Build:
     key: str
     result: ChildResult
+    program: str  # where the build saves the exported program (torch.export.save)
     package: str | None  # path of the AOTI package, when it compiled
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "package": self.package, "log": self.result.log, "seconds": self.result.seconds,
-                "env": self.result.env,
-                "phases": {name: o.to_dict() for name, o in self.result.phases.items()}}
+        return {"key": self.key, "program": self.program, "package": self.package, **self.result.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Build":
-        result = ChildResult({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"],
-                             d["env"])
-        return cls(d["key"], result, d["package"])
+        return cls(d["key"], ChildResult.from_dict(d), d["program"], d["package"])
 
 
 class RunSession:
@@ -52,13 +65,18 @@ class RunSession:
         from .stages import STAGES
 
         self.run_dir = Path(run_dir)
+        cells = list(cells)
         self.packages_wanted = {artifact_key(c) for c in cells if STAGES[c.stage].packaged}
+        self.probe_stages: dict[str, list[str]] = {}  # per probe group: the selected stages its child runs
+        for c in cells:
+            if STAGES[c.stage].probe:
+                self.probe_stages.setdefault(probe_group(c), []).append(c.stage)
 
     def child(self, cell: Cell, fn: str, args: dict[str, Any], timeout: float) -> ChildResult:
         # Per worker: under `--dist each` two workers run the same cell at once.
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         workdir = self.run_dir / "cells" / worker / cell.id / fn.rpartition(".")[2]
-        return run_child(fn, args, workdir=workdir, env=dict(DEVICES[cell.device].env), timeout=timeout)
+        return run_child(fn, args, workdir=workdir, env=child_env(cell), timeout=timeout)
 
     def _once(self, name: str, build: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
         """The record of `name`, built by the first process to ask for it in this run, read by the others."""
@@ -76,14 +94,30 @@ class RunSession:
         key = artifact_key(cell)
 
         def build(workdir: Path) -> dict[str, Any]:
+            program = str(workdir / "program.pt2")
             package = str(workdir / "model.pt2") if key in self.packages_wanted else None
             result = run_child("compat.stages.child_build",
-                               {"cell": cell.id, "mode": STAGES[cell.stage].export_mode, "package_path": package},
-                               workdir=workdir, env=dict(DEVICES[cell.device].env), timeout=BUILD_TIMEOUT)
+                               {"cell": cell.id, "mode": STAGES[cell.stage].export_mode, "program_path": program,
+                                "package_path": package},
+                               workdir=workdir, env=child_env(cell), timeout=BUILD_TIMEOUT)
             compiled = result.phases.get("aoti_compile")
-            return Build(key, result, package if compiled is not None and compiled.kind == "passed" else None).to_dict()
+            return Build(key, result, program,
+                         package if compiled is not None and compiled.kind == "passed" else None).to_dict()
 
         return Build.from_dict(self._once(key, build))
+
+    def probe(self, cell: Cell) -> ChildResult:
+        """One child for all the selected probe stages of the cell's (kernel, style, dtype, device), run once."""
+        from .stages import STAGES
+
+        key = probe_key(cell)
+        stages = sorted(self.probe_stages.get(probe_group(cell), [cell.stage]), key=list(STAGES).index)
+
+        def probe(workdir: Path) -> dict[str, Any]:
+            return run_child("compat.stages.child_probe", {"cell": cell.id, "stages": stages}, workdir=workdir,
+                             env=child_env(cell), timeout=sum(STAGES[s].timeout_s for s in stages)).to_dict()
+
+        return ChildResult.from_dict(self._once(key, probe))
 
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""

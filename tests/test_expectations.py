@@ -19,7 +19,8 @@ NEW_TEXT = {"torch": ">=2.14", "outcome": "failed", "error": "RuntimeError",
             "match": "Raw Triton kernel calls are not supported", "reason": "own message",
             "provenance": {"documented": "pytorch/pytorch#185827"}}
 GPU = Run("2.11.0+cu130", "3.6.0", "gpu")
-DATA_POINTER = Outcome("failed", "RuntimeError", "Cannot access data pointer of Tensor (e.g. FakeTensor, ...)")
+DATA_POINTER = Outcome("failed", "RuntimeError", "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). "
+                       "If you're using torch.compile/export/fx, ...")
 
 
 def write(tmp_path, cells, schema=1) -> Path:
@@ -144,3 +145,52 @@ def test_accept_leaves_skips_alone_and_writes_nothing_when_nothing_changed(tmp_p
 def test_the_committed_expectations_file_is_valid():
     exp = Expectations.load(Path(__file__).parent.parent / "expectations.yaml")
     assert exp.rows and all(UNEXPLAINED not in (e.row.get("reason") or "") for rows in exp.rows.values() for e in rows)
+
+
+ANY = "silu-raw_jit-export_nonstrict-*-cuda"
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def _cell(dtype: str) -> str:
+    return ANY.replace("*", dtype)
+
+
+def test_any_dtype_rows_come_after_a_cells_own_rows(tmp_path):
+    passes = {"torch": "==2.11.*", "outcome": "passed", "provenance": MEASURED}
+    exp = load(tmp_path, {ANY: [FAILS], _cell("float16"): [passes]})
+    assert exp.lookup(_cell("float32"), GPU).cell_id == ANY
+    assert exp.lookup(_cell("float16"), GPU).row == passes
+    assert exp.lookup(_cell("float16"), Run("2.9.0", "3.4.0", "gpu")).row == FAILS  # falls through to the any-dtype
+    with pytest.raises(ExpectationsError, match=r"unknown kernel name\(s\) 'gelu'"):
+        load(tmp_path, {"gelu-raw_jit-eager-*-cuda": [FAILS]})
+
+
+def test_accept_folds_rows_every_dtype_shares(tmp_path):
+    exp = load(tmp_path, {})
+    accept(exp, {_cell(d): DATA_POINTER for d in DTYPES}, GPU, MEASURED["measured"])
+    again = Expectations.load(exp.path)
+    assert list(again.rows) == [ANY]
+    # One dtype changes: it gets its own row, ahead of the shared ones; the others keep theirs.
+    accept(again, {_cell("float16"): Outcome("passed")}, GPU, MEASURED["measured"])
+    final = Expectations.load(exp.path)
+    assert sorted(final.rows) == [ANY, _cell("float16")]
+    assert final.lookup(_cell("float16"), GPU).row["outcome"] == "passed"
+    assert final.lookup(_cell("bfloat16"), GPU).row["outcome"] == "failed"
+
+
+def test_accept_explains_failures_the_catalogue_knows(tmp_path):
+    exp = load(tmp_path, {})
+    accept(exp, {CELL: DATA_POINTER}, GPU, MEASURED["measured"])
+    row = Expectations.load(exp.path).lookup(CELL, GPU).row
+    assert row["match"] == r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor, FunctionalTensor\)"
+    assert "FakeTensors" in row["reason"] and "pytorch/pytorch#146066" in row["reason"] and "triton_op" in row["rewrite"]
+    # The same text under the interpreter has another cause, and a narrower entry says so.
+    interp = CELL.replace("cuda", "cpu_interpret")
+    accept(exp, {interp: DATA_POINTER}, Run("2.13.0", "3.7.1", "cpu-only"), MEASURED["measured"])
+    assert "TRITON_INTERPRET" in Expectations.load(exp.path).lookup(interp, Run("2.13.0", "3.7.1", "cpu-only")
+                                                                    ).row["reason"]
+
+
+def test_cells_outside_the_matrix_are_refused(tmp_path):
+    with pytest.raises(ExpectationsError, match="is not in the matrix"):
+        load(tmp_path, {"silu-raw_jit-eager-float32-cpu": [FAILS]})  # raw_jit has no CPU kernel

@@ -8,7 +8,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL = "silu-raw_jit-eager-bfloat16-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
-ONE_CELL = ["--compat-devices=cpu_interpret", "--compat-styles=raw_jit", "--compat-stages=eager"]
+ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=bfloat16", "--compat-devices=cpu_interpret",
+            "--compat-styles=raw_jit", "--compat-stages=eager"]
 PROVENANCE = {"documented": "test fixture"}
 
 
@@ -69,7 +70,7 @@ def test_malformed_expectations_fail_before_collection_naming_file_and_entry(pro
     result = run(project, "--compat-results=r.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*expectations.yaml: cell 'silu-bogus-eager-bfloat16-cpu': unknown style name(s) "
-                                 "'bogus'; valid style names: raw_jit, triton_op*"])
+                                 "'bogus'; valid style names: raw_jit, wrap_triton, triton_op*"])
     assert not (project.path / "r.json").exists()
 
 
@@ -78,7 +79,7 @@ def test_unknown_name_on_the_command_line_lists_valid_names(project):
     result = project.runpytest_subprocess("--compat-stages=export")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-stages: unknown stage name(s) 'export'; valid stage names: eager, "
-                                 "compile, export_strict*"])
+                                 "flop_count, opcheck, compile_eager*"])
 
 
 def test_unwritable_results_path_fails_before_any_cell_runs(project):

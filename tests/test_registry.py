@@ -1,25 +1,46 @@
-"""The matrix is the product of the registries; names are validated against them."""
+"""The matrix is the product of the registries, less the combinations that do not apply; names are validated."""
+
+import itertools
 
 import pytest
 
-from compat.cells import DEVICES, check_names, matrix, parse_cell_id, registries
+from compat.cells import DEVICES, Cell, applicable, check_names, matrix, parse_cell_id, registries
 from compat.errors import RegistryError
 from compat.kernels import KERNELS
 from compat.stages import STAGES
 from compat.styles import STYLES
 
 
-def test_matrix_is_the_product_of_the_axes():
+def test_matrix_is_the_applicable_part_of_the_product():
     cells = matrix()
-    n = sum(len(k.dtypes) for k in KERNELS.values()) * len(STYLES) * len(STAGES) * len(DEVICES)
-    assert len(cells) == len(set(cells)) == n
+    product = [Cell(*axes) for axes in itertools.product(KERNELS, STYLES, STAGES, registries()["dtype"], DEVICES)]
+    assert sorted(cells) == sorted(c for c in product if applicable(c))
+    assert len(cells) == len(set(cells))
     assert all(parse_cell_id(c.id, "test") == c for c in cells)
 
 
+def test_what_does_not_apply():
+    assert not applicable(Cell("silu", "raw_jit", "eager", "float32", "cpu"))  # no CPU kernel
+    assert applicable(Cell("silu", "triton_op_cpu_fallback", "eager", "float32", "cpu"))
+    assert not applicable(Cell("silu", "raw_jit", "opcheck", "float32", "cuda"))  # no op to check
+    assert not applicable(Cell("silu_out", "autograd_function", "eager", "float32", "cuda"))  # no backward kernel
+    assert not applicable(Cell("silu_out", "triton_op_subclass", "eager", "float32", "cuda"))  # mutates out
+    with pytest.raises(RegistryError, match="is not in the matrix"):
+        parse_cell_id("silu-raw_jit-eager-float32-cpu", "test")
+
+
+def test_every_kernel_runs_every_dtype_and_every_style_some_kernel():
+    cells = matrix()
+    for kernel in KERNELS.values():
+        assert {c.dtype for c in cells if c.kernel == kernel.name} == {"float32", "float16", "bfloat16"}
+    assert {c.style for c in cells} == set(STYLES) and {c.stage for c in cells} == set(STAGES)
+
+
 def test_selection_restricts_each_axis():
-    cells = matrix({"style": ["triton_op"], "stage": ["eager", "aoti_strict"], "device": ["cuda"]})
-    assert sorted(c.id for c in cells) == ["silu-triton_op-aoti_strict-bfloat16-cuda",
-                                           "silu-triton_op-eager-bfloat16-cuda"]
+    cells = matrix({"kernel": ["silu"], "style": ["triton_op"], "stage": ["eager", "aoti_strict"],
+                    "dtype": ["bfloat16"], "device": ["cuda"]})
+    # AOTI stages first: their long builds start while the rest runs.
+    assert [c.id for c in cells] == ["silu-triton_op-aoti_strict-bfloat16-cuda", "silu-triton_op-eager-bfloat16-cuda"]
 
 
 def test_names_use_no_separator_and_ids_read_well():
@@ -30,11 +51,12 @@ def test_names_use_no_separator_and_ids_read_well():
 
 def test_unknown_names_list_the_valid_ones():
     with pytest.raises(RegistryError, match=r"--compat-styles: unknown style name\(s\) 'jit'; valid style names: "
-                                            r"raw_jit, triton_op"):
+                                            r"raw_jit, wrap_triton, triton_op"):
         check_names("style", ["jit"], "--compat-styles")
 
 
-def test_export_and_aoti_stages_name_their_export_mode():
+def test_export_based_stages_name_their_export_mode():
     for stage in STAGES.values():
-        assert (stage.export_mode is not None) == (stage.name.startswith(("export_", "aoti_")))
+        assert (stage.export_mode is not None) == stage.name.endswith(("_strict", "_nonstrict"))
         assert stage.packaged == stage.name.startswith("aoti_")
+        assert stage.probe == (stage.export_mode is None)
