@@ -75,6 +75,7 @@ def _check_batches(fn, reference, cell: Cell, batches=workload.CHECK_BATCHES, de
 def _graph_targets(graph_modules) -> list[str]:
     """Call targets of FX graph modules and their nested subgraphs (autograd.Function, control flow), by name
     (builtins without their memory address, so results diff cleanly)."""
+    import torch
     import torch.fx
 
     names = []
@@ -86,6 +87,8 @@ def _graph_targets(graph_modules) -> list[str]:
                 if node.op == "call_function":
                     name = str(node.target)
                     names.append(getattr(node.target, "__name__", name) if name.startswith("<built-in") else name)
+                    # A mutating op appears as an argument of the HOP that functionalizes it (auto_functionalized).
+                    names.extend(str(a) for a in node.args[:1] if isinstance(a, torch._ops.OpOverload))
     return names
 
 
@@ -253,10 +256,10 @@ def child_build(journal: "Journal", cell: str, mode: str, program_path: str, pac
     from .styles import RAW_MARKER
 
     c = _cell(cell)
-    model, reference = _models(c)
     holder = {}
 
     def export() -> Outcome:
+        model, holder["reference"] = _models(c)  # in the phase: building a style's op may itself raise
         example = workload.make_input(workload.EXAMPLE_BATCH, c.dtype, c.device)
         # strict= always explicit: its default changed in torch 2.8.
         ep = torch.export.export(model, (example,), dynamic_shapes=workload.dynamic_shapes(), strict=mode == "strict")
@@ -266,7 +269,7 @@ def child_build(journal: "Journal", cell: str, mode: str, program_path: str, pac
 
     if journal.run("export", export).kind != "passed":
         return
-    ep = holder["ep"]
+    ep, reference = holder["ep"], holder["reference"]
     journal.run("module_run", lambda: _check_batches(ep.module(), reference, c))
 
     def save_load() -> Outcome:
@@ -297,34 +300,31 @@ def child_load_program(journal: "Journal", cell: str, program_path: str) -> None
     """`torch.export.load` in a fresh process that, as a user's would, first imports the library defining the op."""
     import torch
 
-    from .styles import build_op
-
     c = _cell(cell)
-    _, reference = _models(c)
-    build_op(c.style, c.kernel)
     holder = {}
 
     def load() -> Outcome:
+        _, holder["reference"] = _models(c)  # registers the style's op, as importing the user's library would
         holder["ep"] = torch.export.load(program_path)
         return Outcome("passed")
 
     if journal.run("load_fresh", load).kind == "passed":
-        journal.run("run_fresh", lambda: _check_batches(holder["ep"].module(), reference, c))
+        journal.run("run_fresh", lambda: _check_batches(holder["ep"].module(), holder["reference"], c))
 
 
 def child_aoti_run(journal: "Journal", cell: str, package_path: str) -> None:
     import torch
 
     c = _cell(cell)
-    _, reference = _models(c)
     holder = {}
 
     def load() -> Outcome:
+        _, holder["reference"] = _models(c)
         holder["runner"] = torch._inductor.aoti_load_package(package_path)
         return Outcome("passed")
 
     if journal.run("aoti_load", load).kind == "passed":
-        journal.run("aoti_run", lambda: _check_batches(holder["runner"], reference, c))
+        journal.run("aoti_run", lambda: _check_batches(holder["runner"], holder["reference"], c))
 
 
 # ---- parent side ------------------------------------------------------------------------------------------------

@@ -40,14 +40,15 @@ def op_name(kernel: Kernel, style: str) -> str:
     return f"{kernel.name}_{style}"
 
 
-def _launcher(kernel: Kernel, launched, meta=None):
+def _launcher(kernel: Kernel, launched, meta=None, wrap: bool = False):
     """A function with the kernel's annotated signature that launches `launched` (torch.library reads the
-    annotations through functools.wraps)."""
+    annotations through functools.wraps). `wrap`: call `wrap_triton(launched)` at each launch, inside the traced
+    code, as users write it (Dynamo handles the call to wrap_triton, not a wrapper object made beforehand)."""
     meta = dict(kernel.meta if meta is None else meta)
 
     @functools.wraps(kernel.signature)
     def impl(*args, **kwargs):
-        return kernel.launch(launched, meta, *args, **kwargs)
+        return kernel.launch(wrap_triton(launched) if wrap else launched, meta, *args, **kwargs)
 
     return impl
 
@@ -81,11 +82,11 @@ def _raw_jit(kernel: Kernel):
 
 
 def _wrap_triton(kernel: Kernel):
-    return _launcher(kernel, wrap_triton(kernel.jit))
+    return _launcher(kernel, kernel.jit, wrap=True)
 
 
 def _triton_op(kernel: Kernel, style: str = "triton_op"):
-    return _library_op(kernel, style, _launcher(kernel, wrap_triton(kernel.jit)))
+    return _library_op(kernel, style, _launcher(kernel, kernel.jit, wrap=True))
 
 
 def _custom_op(kernel: Kernel):
@@ -133,7 +134,7 @@ def _autotune_raw(kernel: Kernel):
 
 def _autotune_triton_op(kernel: Kernel):
     return _library_op(kernel, "autotune_triton_op",
-                       _launcher(kernel, wrap_triton(_autotuned(kernel.jit, kernel)), meta={}))
+                       _launcher(kernel, _autotuned(kernel.jit, kernel), meta={}, wrap=True))
 
 
 def _heuristics_raw(kernel: Kernel):
@@ -142,19 +143,19 @@ def _heuristics_raw(kernel: Kernel):
 
 def _heuristics_triton_op(kernel: Kernel):
     return _library_op(kernel, "heuristics_triton_op",
-                       _launcher(kernel, wrap_triton(_heuristic(kernel.jit, kernel)), meta={}))
+                       _launcher(kernel, _heuristic(kernel.jit, kernel), meta={}, wrap=True))
 
 
 def _autotune_heuristics_triton_op(kernel: Kernel):
     # @triton.autotune over @triton.heuristics: the heuristic picks the block, autotune the warps.
     fn = _autotuned(_heuristic(kernel.jit, kernel), kernel, over_block=False)
-    return _library_op(kernel, "autotune_heuristics_triton_op", _launcher(kernel, wrap_triton(fn), meta={}))
+    return _library_op(kernel, "autotune_heuristics_triton_op", _launcher(kernel, fn, meta={}, wrap=True))
 
 
 def _heuristics_autotune_triton_op(kernel: Kernel):
     # @triton.heuristics over @triton.autotune: the decorator order torch's tracing does not look through.
     fn = _heuristic(_autotuned(kernel.jit, kernel, over_block=False), kernel)
-    return _library_op(kernel, "heuristics_autotune_triton_op", _launcher(kernel, wrap_triton(fn), meta={}))
+    return _library_op(kernel, "heuristics_autotune_triton_op", _launcher(kernel, fn, meta={}, wrap=True))
 
 
 def _autograd_function(kernel: Kernel):
