@@ -16,6 +16,9 @@ class Device:
     # Environment of every child process that runs this device's cells. Triton's interpreter must be switched on
     # before `@triton.jit` decorates anything, hence a process of its own.
     env: tuple[tuple[str, str], ...]
+    # Kernels run in Triton's interpreter: nothing to package, since no one ships the interpreter in an AOTI package.
+    interpreted: bool = False
+    dtypes: tuple[str, ...] | None = None  # None: every dtype of the kernel
 
     def unavailable_reason(self) -> str | None:
         if self.name == "cuda":
@@ -33,7 +36,9 @@ DEVICES: dict[str, Device] = {
         Device("cpu", "CPU tensors, Triton as installed: only styles with a CPU kernel run here (a Triton kernel "
                       "has no CPU backend to launch on).", env=()),
         Device("cpu_interpret", "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
-               env=(("TRITON_INTERPRET", "1"),)),
+               # float32 only: the interpreter computes in numpy, so float16 / bfloat16 there test numpy's emulation,
+               # not the kernel's dtype handling, at three times a CPU run's cost.
+               env=(("TRITON_INTERPRET", "1"),), interpreted=True, dtypes=("float32",)),
     )
 }
 
@@ -87,9 +92,10 @@ def applicable(cell: Cell) -> bool:
     from .stages import STAGES
     from .styles import STYLES
 
-    style, stage, kernel = STYLES[cell.style], STAGES[cell.stage], KERNELS[cell.kernel]
-    return (style.applies_to(kernel) and cell.dtype in kernel.dtypes
-            and (style.custom_op or not stage.custom_op_only) and (style.cpu_kernel or cell.device != "cpu"))
+    style, stage, kernel, device = STYLES[cell.style], STAGES[cell.stage], KERNELS[cell.kernel], DEVICES[cell.device]
+    return (style.applies_to(kernel) and cell.dtype in kernel.dtypes and cell.dtype in (device.dtypes or kernel.dtypes)
+            and (style.custom_op or not stage.custom_op_only) and (style.cpu_kernel or cell.device != "cpu")
+            and not (stage.packaged and device.interpreted))
 
 
 def parse_cell_id(cell_id: str, where: str) -> Cell:
@@ -100,8 +106,8 @@ def parse_cell_id(cell_id: str, where: str) -> Cell:
     for axis, name in cell.axes().items():
         check_names(axis, [name], f"{where}: cell {cell_id!r}")
     if not applicable(cell):
-        raise RegistryError(f"{where}: {cell_id!r} is not in the matrix (the kernel, stage or device does not "
-                            f"apply to style {cell.style!r}: see compat/cells.py applicable)")
+        raise RegistryError(f"{where}: {cell_id!r} is not in the matrix: the style does not apply to the kernel, or "
+                            f"the stage, device or dtype does not apply to them (see compat/cells.py, applicable)")
     return cell
 
 

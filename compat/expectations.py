@@ -31,7 +31,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from .atomic import write_atomic
-from .cells import Cell, check_names, parse_cell_id
+from .cells import Cell, applicable, check_names, parse_cell_id
 from .errors import CompatError, ExpectationsError
 from .outcomes import KINDS, Outcome
 
@@ -54,8 +54,13 @@ def _parse_key(key: str, where: str) -> list[Cell]:
 
     parts = key.split("-")
     if len(parts) == 5 and parts[3] == ANY_DTYPE:
-        check_names("kernel", parts[:1], f"{where}: cell {key!r}")
-        return [parse_cell_id("-".join((*parts[:3], dtype, parts[4])), where) for dtype in KERNELS[parts[0]].dtypes]
+        for axis, name in zip(("kernel", "style", "stage"), parts):
+            check_names(axis, [name], f"{where}: cell {key!r}")
+        check_names("device", parts[4:], f"{where}: cell {key!r}")
+        ids = ["-".join((*parts[:3], dtype, parts[4])) for dtype in KERNELS[parts[0]].dtypes]
+        cells = [Cell(*i.split("-")) for i in ids]
+        in_matrix = [parse_cell_id(c.id, where) for c in cells if applicable(c)]
+        return in_matrix or [parse_cell_id(ids[0], where)]  # none applies: parse_cell_id says why
     return [parse_cell_id(key, where)]
 
 
@@ -244,11 +249,17 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str])
 
 
 def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str]) -> list[str]:
-    """Make the file agree with what was observed; return one line per change. Cells not observed are kept."""
+    """Make the file agree with what was observed; return one line per change. Cells not observed are kept, and so
+    are observations of cells no longer in the matrix (an older run's results) left out."""
     changes = []
     cells = exp.data["cells"]
     for cell_id in sorted(observed):
         outcome = observed[cell_id]
+        try:
+            parse_cell_id(cell_id, "accept")
+        except CompatError:
+            changes.append(f"{cell_id}: not in the matrix any more; left out")
+            continue
         current = exp.lookup(cell_id, run)
         if outcome.kind == "skipped" or (current is not None and current.agrees(outcome)):
             continue

@@ -30,6 +30,8 @@ def pytest_addoption(parser):
     g.addoption("--compat-run-dir", default=None, metavar="DIR",
                 help="where children, artifacts, logs and caches go (default: a new temporary directory, removed "
                      "after a green run)")
+    g.addoption("--compat-cells", default=None, metavar="FILE",
+                help="run only the cell ids listed in FILE, one per line (with the axis options, both apply)")
     for axis in AXES:
         g.addoption(f"--compat-{axis}s", default=None, metavar="NAMES",
                     help=f"comma-separated {axis} names to run (default: all)")
@@ -54,6 +56,7 @@ class CompatRun:
 
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
+        self.only = _read_cell_list(config.getoption("compat_cells"))
         if self.is_worker:
             self.run_dir = Path(config.workerinput["compat_run_dir"])
             if "compat_gpu" in config.workerinput:  # before anything in this worker initialises CUDA
@@ -153,7 +156,8 @@ class CompatRun:
         if self.accept:
             observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
             self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env))
-        options = {"accept": self.accept, "select": self.select, "run_dir": str(self.run_dir),
+        options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
+                   "run_dir": str(self.run_dir),
                    "workers": self.config.getoption("numprocesses", None)}
         self.doc = results.document(self.env, cells, build_counts(self.run_dir), time.monotonic() - self.started,
                                     options)
@@ -177,6 +181,18 @@ class CompatRun:
 
 
 _KEY = pytest.StashKey[CompatRun]()
+
+
+def _read_cell_list(path: str | None) -> set[str] | None:
+    if path is None:
+        return None
+    from .cells import parse_cell_id
+
+    try:
+        lines = Path(path).read_text().split()
+    except OSError as exc:
+        raise CompatError(f"--compat-cells {path}: cannot be read ({exc.strerror})") from None
+    return {parse_cell_id(line, f"--compat-cells {path}").id for line in lines}
 
 
 def _state(config) -> CompatRun:
@@ -226,8 +242,9 @@ def pytest_generate_tests(metafunc):
 
         # Under `--dist loadgroup` (the project's default) the probe stages of one (kernel, style, dtype, device) go
         # to one worker, which runs them all in one child process.
+        state = _state(metafunc.config)
         cells = [pytest.param(c, id=c.id, marks=[pytest.mark.xdist_group(probe_group(c))] if STAGES[c.stage].probe
-                              else []) for c in matrix(_state(metafunc.config).select)]
+                              else []) for c in matrix(state.select) if state.only is None or c.id in state.only]
         metafunc.parametrize("cell", cells)
 
 

@@ -185,7 +185,7 @@ def test_accept_explains_failures_the_catalogue_knows(tmp_path):
     assert row["match"] == r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor, FunctionalTensor\)"
     assert "FakeTensors" in row["reason"] and "pytorch/pytorch#146066" in row["reason"] and "triton_op" in row["rewrite"]
     # The same text under the interpreter has another cause, and a narrower entry says so.
-    interp = CELL.replace("cuda", "cpu_interpret")
+    interp = CELL.replace("bfloat16-cuda", "float32-cpu_interpret")
     accept(exp, {interp: DATA_POINTER}, Run("2.13.0", "3.7.1", "cpu-only"), MEASURED["measured"])
     assert "TRITON_INTERPRET" in Expectations.load(exp.path).lookup(interp, Run("2.13.0", "3.7.1", "cpu-only")
                                                                     ).row["reason"]
