@@ -1,8 +1,9 @@
 """Known failures: an observed error's stable fragment, why it happens, what to do instead, and where it is documented.
 
 `--compat-accept` and `python -m compat accept` explain a new failure row from here when its error type and message
-match an entry (on the entry's devices); a failure no entry explains is recorded as unexplained, which a test forbids
-committing. Adding an entry is how a newly observed failure gets its reason.
+match an entry (a mismatch: when its cell does), and fill in rows still unexplained once an entry explains them; a
+row no entry explains is recorded as unexplained, which a test forbids committing. Adding an entry is how a newly
+observed failure gets its reason.
 """
 
 from __future__ import annotations
@@ -16,20 +17,27 @@ CPU = ("cpu", "cpu_interpret")
 
 @dataclass(frozen=True)
 class Known:
-    error: str  # a regex the exception type (as outcomes record it) must match in full
-    match: str  # a regex on a stable fragment of the message
+    error: str  # failed: a regex the exception type (as outcomes record it) must match in full
+    match: str  # failed: a regex on a stable fragment of the message
     reason: str
     rewrite: str | None = None
+    kind: str = "failed"  # or "mismatch", "crashed": then only the cell filters below apply
+    kernels: tuple[str, ...] | None = None  # None: any kernel
     devices: tuple[str, ...] | None = None  # None: any device
     styles: tuple[str, ...] | None = None  # None: any style
     stages: tuple[str, ...] | None = None  # None: any stage (prefixes: "aoti_" covers both AOTI stages)
+    dtypes: tuple[str, ...] | None = None  # None: any dtype
     source: str | None = None  # upstream issue / PR / file that documents it
 
-    def explains(self, error: str | None, message: str | None, cell) -> bool:
-        return (re.fullmatch(self.error, error or "") is not None and re.search(self.match, message or "") is not None
-                and (self.devices is None or cell.device in self.devices)
-                and (self.styles is None or cell.style in self.styles)
-                and (self.stages is None or cell.stage.startswith(self.stages)))
+    def explains(self, outcome, cell) -> bool:
+        if outcome.kind != self.kind:
+            return False
+        if self.kind == "failed" and not (re.fullmatch(self.error, outcome.error_type or "")
+                                          and re.search(self.match, outcome.message or "")):
+            return False
+        return all(allowed is None or value in allowed for allowed, value in (
+            (self.kernels, cell.kernel), (self.devices, cell.device), (self.styles, cell.style),
+            (self.dtypes, cell.dtype))) and (self.stages is None or cell.stage.startswith(self.stages))
 
 
 DATA_PTR = r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor, FunctionalTensor\)"
@@ -38,12 +46,18 @@ TRITON_OP_REWRITE = ("wrap the kernel in torch.library.triton_op and launch it t
 DYNAMO_UNSUPPORTED = "torch._dynamo.exc.Unsupported"
 INDUCTOR_ERROR = r"torch\._inductor\.exc\.InductorError"
 OPCHECK_ERROR = r"torch\.testing\._internal\.optests\.generate_tests\.OpCheckError"
+# A wrap_triton refusal surfaces as itself in eager, wrapped by Dynamo's fake-tensor run, or inside opcheck's report.
+WRAP_TRITON_ERRORS = rf"RuntimeError|torch\._dynamo\.exc\.TorchRuntimeError|{OPCHECK_ERROR}"
+WRAP_TRITON_REFUSES = r"wrap_triton only works on functions annotated with triton\.jit or triton\.autotune"
+# Launching a compiled Triton kernel on CPU tensors: without a GPU driver, or with one but CPU pointers.
+NO_GPU_LAUNCH = r"0 active drivers|Pointer argument \(at \d+\) cannot be accessed from Triton \(cpu tensor\?\)"
+HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristics_triton_op",
+                   "heuristics_autotune_triton_op")
 
 HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_autotune_triton_op")
 
 KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation wins: narrow entries first
-    Known("RuntimeError", r"wrap_triton only works on functions annotated with triton\.jit or triton\.autotune",
-          styles=HEURISTICS_OUTERMOST,
+    Known(WRAP_TRITON_ERRORS, WRAP_TRITON_REFUSES, styles=HEURISTICS_OUTERMOST,
           reason="wrap_triton accepts a JITFunction or an Autotuner; a @triton.heuristics object outermost is "
                  "neither",
           rewrite="put @triton.heuristics under @triton.autotune (autotune outermost), or fold the heuristic into "
@@ -56,6 +70,17 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
     Known(DYNAMO_UNSUPPORTED, r"Attempted to call function marked as skipped", devices=INTERPRETER,
           reason="Dynamo does not trace into Triton's interpreter (triton.runtime.interpreter is a skipped module)",
           rewrite="none under the interpreter: compile on a GPU"),
+    Known(DYNAMO_UNSUPPORTED, r"Dynamo does not know how to trace method `data_ptr`", devices=INTERPRETER,
+          reason="Dynamo traces into Triton's interpreter, which reads data_ptr() of the traced tensors",
+          rewrite="none under the interpreter: compile on a GPU"),
+    Known(DYNAMO_UNSUPPORTED, r"Dynamo doesn't have a rule to determine the type of argument "
+                              r"TMADescriptorStableVariable", devices=INTERPRETER,
+          reason="Dynamo models a host TMA descriptor for a compiled kernel; the interpreter's launcher inspects it as "
+                 "a Python object, which Dynamo cannot type", rewrite="none under the interpreter: compile on a GPU"),
+    Known(rf"torch\._dynamo\.exc\.InternalTorchDynamoError|{OPCHECK_ERROR}", r"'function' object has no attribute 'fn'",
+          devices=INTERPRETER,
+          reason="Dynamo's Autotuner support expects the decorated object to wrap a JITFunction (.fn); under the "
+                 "interpreter it does not", rewrite="none under the interpreter: compile on a GPU"),
     Known("torch._dynamo.exc.TorchRuntimeError", r"RuntimeError when making fake tensor call", devices=INTERPRETER,
           reason="wrap_triton passes an interpreted kernel through untraced; running it on FakeTensors reads "
                  "data_ptr()", rewrite="none under the interpreter: trace on a GPU"),
@@ -63,18 +88,17 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
           reason="opcheck's fake-tensor test runs the triton_op's body on FakeTensors; an interpreted kernel is not "
                  "captured by wrap_triton and touches their (meta) storage",
           rewrite="none under the interpreter: opcheck on a GPU"),
-    Known("RuntimeError", r"wrap_triton only works on functions annotated with triton\.jit or triton\.autotune",
-          devices=INTERPRETER,
+    Known(WRAP_TRITON_ERRORS, WRAP_TRITON_REFUSES, devices=INTERPRETER,
           reason="under TRITON_INTERPRET=1 the kernel is an InterpretedFunction, which this torch's wrap_triton "
                  "rejects", rewrite="none under the interpreter: run on a GPU"),
     # --- Triton without a GPU ---
-    Known(f"RuntimeError|{INDUCTOR_ERROR}|{OPCHECK_ERROR}", r"0 active drivers", devices=("cpu",),
+    Known(f"RuntimeError|ValueError|{INDUCTOR_ERROR}|{OPCHECK_ERROR}", NO_GPU_LAUNCH, devices=("cpu",),
           styles=("triton_op_cpu_fallback",),
           stages=("compile_aot_eager", "compile_inductor", "compile_dynamic", "compile_backward", "decompose_",
                   "aoti_", "opcheck"),
           reason="functionalization (aot_eager, Inductor, decompose_custom_triton_ops, opcheck's AOT test) turns a "
                  "triton_op into its Triton kernel even for CPU tensors, bypassing register_kernel(\"cpu\"); "
-                 "launching it needs a GPU driver",
+                 "the kernel then launches on CPU tensors, which fails (no GPU driver, or CPU pointers)",
           rewrite="keep the op out of those paths on CPU (an opaque custom_op with a CPU kernel), or compile on a GPU",
           source="torch/_library/triton.py"),
     Known(f"RuntimeError|{INDUCTOR_ERROR}", r"0 active drivers", devices=CPU,
@@ -89,7 +113,8 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
                  'register_kernel("cpu") (the decomposition under FunctionalTensorMode has no device check)',
           rewrite="keep the op out of Inductor on CPU (an opaque custom_op), or compile on a GPU",
           source="torch/_library/triton.py"),
-    Known("torch._inductor.exc.CppCompileError", r"C\+\+ compile error", devices=CPU, stages=("aoti_",),
+    Known(rf"torch\._inductor\.exc\.CppCompileError|{INDUCTOR_ERROR}", r"C\+\+ compile error", devices=CPU,
+          stages=("aoti_",),
           reason="AOTInductor for a CPU graph holding a user Triton kernel emits C++ that does not compile",
           rewrite="package Triton kernels for CUDA only; for CPU, keep them behind an opaque op with a CPU kernel"),
     # --- tracing on any device ---
@@ -109,6 +134,41 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
     Known("FlopsNotCounted", r"added 0 FLOPs",
           reason="FlopCounterMode counts only ops with a FLOP formula; this kernel's launch has none",
           rewrite="triton_op + torch.utils.flop_counter.register_flop_formula"),
+    Known("torch._dynamo.exc.UserError", r"Constraints violated \(batch\)![\s\S]*satisfy the generated guard",
+          styles=HEURISTIC_GUARD, stages=("export_", "save_load_", "decompose_", "aoti_"),
+          reason="the @triton.heuristics choice reads n_elements, so tracing guards the batch to one side of the "
+                 "heuristic's threshold (n_elements <= 4096, batch <= 64), which the declared Dim(1..1024) crosses",
+          rewrite="make heuristics depend on static sizes only, or export with a Dim range on one side of the "
+                  "threshold, or let autotune choose at run time"),
+    Known("Recompiled", r"recompiled", styles=HEURISTIC_GUARD,
+          reason="the @triton.heuristics choice reads n_elements, so the dynamic graph is guarded to one side of the "
+                 "threshold and a larger batch recompiles", rewrite="make heuristics depend on static sizes only"),
+    Known("TypeError", r"unhashable type: non-nested SymInt", styles=("autotune_raw",),
+          stages=("export_nonstrict", "save_load_nonstrict", "decompose_nonstrict", "aoti_nonstrict"),
+          reason="non-strict export runs the raw autotuned launch with a symbolic n_elements, and Autotuner hashes its "
+                 "key before launching", rewrite=TRITON_OP_REWRITE),
+    Known("RuntimeError", r"We found a fake tensor in the exported program constant's list",
+          styles=("triton_op_subclass",),
+          reason="non-strict export of a wrapper subclass built inside forward lifts it as a constant that is still a "
+                 "FakeTensor", rewrite="pass the subclass in as an input, or build it outside the exported module"),
+    Known(INDUCTOR_ERROR, DATA_PTR, styles=("triton_op_subclass",), stages=("aoti_",),
+          reason="the strict export holds the subclass as a lifted FakeTensor constant (flat_apply), whose data "
+                 "AOTInductor then tries to read", rewrite="pass the subclass in as an input"),
+    Known("", "", kind="mismatch", styles=("triton_op_subclass",), stages=("export_strict", "save_load_strict"),
+          reason="the strict export's module returns a tensor of symbolic shape (s, 128): the subclass built inside "
+                 "forward leaks a FakeTensor through flat_apply", rewrite="pass the subclass in as an input"),
+    Known("", "", kind="mismatch", kernels=("silu_tma",), styles=("triton_op",),
+          stages=("compile_aot_eager", "compile_inductor", "compile_dynamic", "compile_backward", "aoti_"),
+          reason="host-TMA descriptors made inside a triton_op: once AOTAutograd functionalizes the op (aot_eager, "
+                 "Inductor, AOTI) the output comes back wrong, by the output's own scale; eager and backend=eager "
+                 "are right. Upstream reworks host TMA in triton_op / wrap_triton after 2.14.1",
+          rewrite="launch host-TMA kernels outside torch.compile / AOTI, or use device-side descriptors "
+                  "(tl.make_tensor_descriptor)", source="pytorch/pytorch#193608"),
+    Known("RuntimeError", r"run_func_\( container_handle_", kernels=("silu_tma",), styles=("raw_jit",),
+          stages=("aoti_",), dtypes=("float32",),
+          reason="the AOTI package of a raw host-TMA kernel fails at run time in float32 (bfloat16 and float16 run); "
+                 "the C++ runner reports only that the model call failed", rewrite="keep host-TMA kernels out of "
+                 "AOTI packages until upstream supports them", source="pytorch/pytorch#193608"),
     Known("torch._export.serde.serialize.SerializeError", r"deserialize nyi for torch\._higher_order_ops\."
           r"triton_kernel_wrap\.triton_kernel_wrapper_functional",
           reason="a raw kernel exports as triton_kernel_wrapper_functional, which torch.export can save but not load",
@@ -116,5 +176,5 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
 )
 
 
-def explain(error: str | None, message: str | None, cell) -> Known | None:
-    return next((k for k in KNOWN if k.explains(error, message, cell)), None)
+def explain(outcome, cell) -> Known | None:
+    return next((k for k in KNOWN if k.explains(outcome, cell)), None)

@@ -231,9 +231,8 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str])
 
     row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
                            "outcome": outcome.kind}
-    known = None
+    known = explain(outcome, parse_cell_id(cell_id, "accept"))
     if outcome.kind == "failed":
-        known = explain(outcome.error_type, outcome.message, parse_cell_id(cell_id, "accept"))
         row["error"] = outcome.error_type
         row["match"] = known.match if known else proposed_match(outcome.first_line or "")
     elif outcome.kind == "crashed":
@@ -261,9 +260,15 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
             changes.append(f"{cell_id}: not in the matrix any more; left out")
             continue
         current = exp.lookup(cell_id, run)
-        if outcome.kind == "skipped" or (current is not None and current.agrees(outcome)):
+        if outcome.kind == "skipped":
             continue
         new = row_from(cell_id, outcome, run, measured)
+        if current is not None and current.agrees(outcome):
+            if UNEXPLAINED in str(current.row.get("reason")) and UNEXPLAINED not in str(new.get("reason")):
+                # The catalogue now explains a row recorded as unexplained: explain it where it is.
+                cells[current.cell_id][current.index] = {**new, "provenance": current.row["provenance"]}
+                changes.append(f"{cell_id}: explained as {new['reason'][:80]}")
+            continue
         rows = cells.setdefault(cell_id, [])
         own = current is not None and current.cell_id == cell_id
         if own and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host")):
