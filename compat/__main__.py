@@ -4,6 +4,7 @@
   python -m compat report RESULTS.json           docs/SUPPORT_MATRIX.md and docs/support_matrix.html from a run
   python -m compat diff OLD.json NEW.json        what changed, as Markdown; exit 1 when anything regressed
   python -m compat accept RESULTS.json           record a run's outcomes into expectations.yaml (as --compat-accept)
+  python -m compat merge OUT.json RESULTS.json..  one results file from partial runs (shards, runs cut short)
   python -m compat doctor                        versions, GPUs, and the AOTI canary (exit 1 if it fails)
 """
 
@@ -83,6 +84,17 @@ def _accept(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from . import results
+    from .expectations import Expectations
+
+    doc = results.merge(args.results, Expectations.load(args.expectations))
+    results.write(args.out, doc)
+    s = doc["summary"]
+    print(f"{args.out}: {s['cells']} cells from {len(args.results)} runs, {s['unexpected']} differ from expectations")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     acc.add_argument("results", help="a results JSON written by a run")
     acc.add_argument("--expectations", default=str(ROOT / "expectations.yaml"),
                      help="the expectations YAML to update (default: the project's)")
+    mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
+    mer.add_argument("out", help="the merged results JSON to write")
+    mer.add_argument("results", nargs="+", help="results JSONs, oldest first (a later run's cell wins)")
+    mer.add_argument("--expectations", default=str(ROOT / "expectations.yaml"),
+                     help="the expectations to recompute verdicts against (default: the project's)")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
@@ -115,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             return doctor()
         if args.command == "accept":
             return _accept(args)
+        if args.command == "merge":
+            return _merge(args)
         return _report(args) if args.command == "report" else _diff(args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)

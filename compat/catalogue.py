@@ -44,6 +44,7 @@ DATA_PTR = r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor, Functiona
 TRITON_OP_REWRITE = ("wrap the kernel in torch.library.triton_op and launch it through torch.library.wrap_triton "
                      "(exports strict and non-strict)")
 DYNAMO_UNSUPPORTED = "torch._dynamo.exc.Unsupported"
+SERIALIZE_ERROR = r"torch\._export\.serde\.serialize\.SerializeError"
 INDUCTOR_ERROR = r"torch\._inductor\.exc\.InductorError"
 OPCHECK_ERROR = r"torch\.testing\._internal\.optests\.generate_tests\.OpCheckError"
 # A wrap_triton refusal surfaces as itself in eager, wrapped by Dynamo's fake-tensor run, or inside opcheck's report.
@@ -70,6 +71,17 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
     Known(DYNAMO_UNSUPPORTED, r"Attempted to call function marked as skipped", devices=INTERPRETER,
           reason="Dynamo does not trace into Triton's interpreter (triton.runtime.interpreter is a skipped module)",
           rewrite="none under the interpreter: compile on a GPU"),
+    Known("TypeError", r"unhashable type: non-nested SymInt", devices=INTERPRETER,
+          reason="under the interpreter wrap_triton lets the Autotuner through untraced; non-strict export then runs "
+                 "it with a symbolic n_elements, and Autotuner hashes its key before launching",
+          rewrite="none under the interpreter: export on a GPU"),
+    Known(DYNAMO_UNSUPPORTED, r"Unsupported hasattr call[\s\S]*Dynamo does not know how to trace the function",
+          devices=INTERPRETER,
+          reason="Dynamo traces into the interpreted Autotuner, which inspects a symbolic size as if it were a tensor",
+          rewrite="none under the interpreter: compile on a GPU"),
+    Known(DYNAMO_UNSUPPORTED, r"Observed exception", kernels=("silu_tma",), devices=INTERPRETER,
+          reason="Dynamo traces the interpreter's host-TMA launch, which raises inside the compiled region",
+          rewrite="none under the interpreter: compile on a GPU"),
     Known(DYNAMO_UNSUPPORTED, r"Dynamo does not know how to trace method `data_ptr`", devices=INTERPRETER,
           reason="Dynamo traces into Triton's interpreter, which reads data_ptr() of the traced tensors",
           rewrite="none under the interpreter: compile on a GPU"),
@@ -77,7 +89,8 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
                               r"TMADescriptorStableVariable", devices=INTERPRETER,
           reason="Dynamo models a host TMA descriptor for a compiled kernel; the interpreter's launcher inspects it as "
                  "a Python object, which Dynamo cannot type", rewrite="none under the interpreter: compile on a GPU"),
-    Known(rf"torch\._dynamo\.exc\.InternalTorchDynamoError|{OPCHECK_ERROR}", r"'function' object has no attribute 'fn'",
+    Known(rf"AttributeError|torch\._dynamo\.exc\.InternalTorchDynamoError|{OPCHECK_ERROR}",
+          r"'function' object has no attribute 'fn'",
           devices=INTERPRETER,
           reason="Dynamo's Autotuner support expects the decorated object to wrap a JITFunction (.fn); under the "
                  "interpreter it does not", rewrite="none under the interpreter: compile on a GPU"),
@@ -101,7 +114,7 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
                  "the kernel then launches on CPU tensors, which fails (no GPU driver, or CPU pointers)",
           rewrite="keep the op out of those paths on CPU (an opaque custom_op with a CPU kernel), or compile on a GPU",
           source="torch/_library/triton.py"),
-    Known(f"RuntimeError|{INDUCTOR_ERROR}", r"0 active drivers", devices=CPU,
+    Known(f"RuntimeError|{INDUCTOR_ERROR}|{OPCHECK_ERROR}", r"0 active drivers", devices=CPU,
           reason="launching (or autotuning, which benchmarks every config) a compiled Triton kernel needs a GPU "
                  "driver; this machine has none",
           rewrite='run Triton kernels on a GPU, or give the op a CPU kernel (triton_op + register_kernel("cpu"))'),
@@ -169,7 +182,26 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
           reason="the AOTI package of a raw host-TMA kernel fails at run time in float32 (bfloat16 and float16 run); "
                  "the C++ runner reports only that the model call failed", rewrite="keep host-TMA kernels out of "
                  "AOTI packages until upstream supports them", source="pytorch/pytorch#193608"),
-    Known("torch._export.serde.serialize.SerializeError", r"deserialize nyi for torch\._higher_order_ops\."
+    Known(SERIALIZE_ERROR, r"Failed serializing node triton_kernel_wrapper_mutation_proxy",
+          reason="the strict export keeps the raw launch as a triton_kernel_wrapper_mutation node, which "
+                 "torch.export.save cannot serialize", rewrite=TRITON_OP_REWRITE),
+    Known(SERIALIZE_ERROR, r"Failed serializing node[\s\S]*wrap_with_set_grad_enabled",
+          styles=("autograd_function",),
+          reason="the strict export wraps the autograd.Function's forward, raw launch included, in a "
+                 "wrap_with_set_grad_enabled subgraph that torch.export.save cannot serialize",
+          rewrite="triton_op + register_autograd"),
+    Known(SERIALIZE_ERROR, r"Failed serializing node flat_apply", styles=("triton_op_subclass",),
+          reason="the strict export builds the wrapper subclass with a flat_apply node, which torch.export.save "
+                 "cannot serialize", rewrite="pass the subclass in as an input"),
+    Known("MissingKernelNode", r"no graph node matches", styles=("triton_op_subclass",), stages=("decompose_",),
+          reason="run_decompositions leaves no node for the op applied to the subclass constant: the kernel drops "
+                 "out of the graph without an error", rewrite="pass the subclass in as an input"),
+    Known("MissingKernelNode", r"no graph node matches", kernels=("silu_tma",), styles=("triton_op",),
+          stages=("decompose_",),
+          reason="decompose_custom_triton_ops=True on a host-TMA triton_op leaves no kernel launch in the graph: the "
+                 "output is allocated and never written, without an error", rewrite="keep host-TMA triton_ops "
+                 "undecomposed (the default)", source="pytorch/pytorch#193608"),
+    Known(SERIALIZE_ERROR, r"deserialize nyi for torch\._higher_order_ops\."
           r"triton_kernel_wrap\.triton_kernel_wrapper_functional",
           reason="a raw kernel exports as triton_kernel_wrapper_functional, which torch.export can save but not load",
           rewrite=TRITON_OP_REWRITE),

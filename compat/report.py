@@ -7,6 +7,7 @@ carries its outcome, whether it was expected, and its evidence (first line, reas
 from __future__ import annotations
 
 import html
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,9 +126,16 @@ class Matrix:
 
     def header(self) -> str:
         env = self.doc["environment"]
-        gpu = ", ".join(f"{g['name']} (sm {g['capability']})" for g in env["gpus"]) or "no GPU"
-        return (f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, {gpu}, driver {env['driver']}, "
+        gpus = Counter(f"{g['name']} (sm {g['capability']})" for g in env["gpus"])
+        gpu = ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items()) or "no GPU"
+        text = (f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, {gpu}, driver {env['driver']}, "
                 f"Python {env['python']}, run {env['date']}")
+        merged = self.doc["options"].get("merged_from")
+        if merged:
+            runs = "; ".join(f"{m['machine']} at {m['date'][:16]} ({m['cells']} cells)" for m in merged)
+            text += (f" — merged from {len(merged)} runs ({runs}), verdicts recomputed against "
+                     f"{self.doc['options']['regraded_against']}")
+        return text
 
     def totals(self) -> str:
         s = self.doc["summary"]

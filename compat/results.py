@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from .atomic import write_atomic
 from .errors import ResultsError
-from .outcomes import KINDS
+from .outcomes import KINDS, Outcome
 
 SCHEMA = 1
 
@@ -33,6 +34,48 @@ def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str,
         },
         "cells": cells,
     }
+
+
+def merge(paths: list[str], expectations) -> dict[str, Any]:
+    """One document from several partial runs of the same torch and triton (shards, or runs cut short by a time
+    limit): each cell as its latest run measured it, its verdict recomputed against `expectations` (said in the
+    options, so a reader knows the gate did not see these verdicts live). Cells no longer in the matrix are left out."""
+    from .cells import parse_cell_id
+    from .errors import CompatError
+    from .expectations import Run, verdict
+
+    docs = [(p, load(p)) for p in paths]
+    versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
+    if len(versions) > 1:
+        raise ResultsError(f"cannot merge runs of different torch / triton versions: {sorted(versions)}")
+    cells, sources, left_out = {}, [], 0
+    for path, doc in docs:
+        env = doc["environment"]
+        run = Run.from_env(env)
+        gpus = Counter(g["name"] for g in env["gpus"])
+        sources.append({"path": str(path), "machine": ", ".join(f"{n}x {name}" if n > 1 else name
+                                                                 for name, n in gpus.items()) or "cpu",
+                        "date": env["date"],
+                        "cells": len(doc["cells"]), "wall_seconds": doc["summary"]["wall_seconds"]})
+        for cell in doc["cells"]:
+            try:
+                parse_cell_id(cell["id"], str(path))
+            except CompatError:
+                left_out += 1
+                continue
+            outcome = Outcome.from_dict(cell["outcome"])
+            exp = expectations.lookup(cell["id"], run)
+            cells[cell["id"]] = {**cell, "source": str(path), "expected": exp.row if exp else None,
+                                 "expected_at": f"cells.{exp.cell_id}[{exp.index}]" if exp else None,
+                                 "verdict": verdict(cell["id"], exp, outcome, run, expectations.path)}
+    summaries = [d["summary"] for _, d in docs]
+    builds = {"exports": sum(s["exports"] for s in summaries), "aoti_compiles": sum(s["aoti_compiles"] for s in summaries),
+              "aoti_compile_seconds": {k: v for s in summaries for k, v in s["aoti_compile_seconds"].items()},
+              "canaries": {k: v for s in summaries for k, v in s["canaries"].items()}}
+    options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
+               "regraded_against": os.path.relpath(expectations.path)}
+    return document(docs[0][1]["environment"], list(cells.values()), builds,
+                    sum(s["wall_seconds"] for s in summaries), options)
 
 
 def write(path: str | Path, doc: dict[str, Any]) -> None:
