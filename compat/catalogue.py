@@ -118,9 +118,6 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
           reason="launching (or autotuning, which benchmarks every config) a compiled Triton kernel needs a GPU "
                  "driver; this machine has none",
           rewrite='run Triton kernels on a GPU, or give the op a CPU kernel (triton_op + register_kernel("cpu"))'),
-    Known("ValueError", r"Pointer argument \(at \d+\) cannot be accessed from Triton \(cpu tensor\?\)", devices=CPU,
-          reason="a compiled Triton kernel was launched on CPU tensors; Triton has no CPU backend",
-          rewrite='give the op a CPU kernel (triton_op + register_kernel("cpu"))'),
     Known(f"RuntimeError|{INDUCTOR_ERROR}", r"0 compatible backends for target \(cpu\)", devices=CPU,
           reason="Inductor lowers a triton_op to its Triton kernel even for CPU tensors, bypassing "
                  'register_kernel("cpu") (the decomposition under FunctionalTensorMode has no device check)',
@@ -182,14 +179,14 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
           reason="the AOTI package of a raw host-TMA kernel fails at run time in float32 (bfloat16 and float16 run); "
                  "the C++ runner reports only that the model call failed", rewrite="keep host-TMA kernels out of "
                  "AOTI packages until upstream supports them", source="pytorch/pytorch#193608"),
-    Known(SERIALIZE_ERROR, r"Failed serializing node triton_kernel_wrapper_mutation_proxy",
-          reason="the strict export keeps the raw launch as a triton_kernel_wrapper_mutation node, which "
-                 "torch.export.save cannot serialize", rewrite=TRITON_OP_REWRITE),
     Known(SERIALIZE_ERROR, r"Failed serializing node[\s\S]*wrap_with_set_grad_enabled",
           styles=("autograd_function",),
           reason="the strict export wraps the autograd.Function's forward, raw launch included, in a "
                  "wrap_with_set_grad_enabled subgraph that torch.export.save cannot serialize",
           rewrite="triton_op + register_autograd"),
+    Known(SERIALIZE_ERROR, r"Failed serializing node triton_kernel_wrapper_mutation_proxy",
+          reason="the strict export keeps the raw launch as a triton_kernel_wrapper_mutation node, which "
+                 "torch.export.save cannot serialize", rewrite=TRITON_OP_REWRITE),
     Known(SERIALIZE_ERROR, r"Failed serializing node flat_apply", styles=("triton_op_subclass",),
           reason="the strict export builds the wrapper subclass with a flat_apply node, which torch.export.save "
                  "cannot serialize", rewrite="pass the subclass in as an input"),
@@ -204,6 +201,7 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
     Known(SERIALIZE_ERROR, r"deserialize nyi for torch\._higher_order_ops\."
           r"triton_kernel_wrap\.triton_kernel_wrapper_functional",
           reason="a raw kernel exports as triton_kernel_wrapper_functional, which torch.export can save but not load",
+          source="torch/_export/serde/serialize.py (deserialize nyi)",
           rewrite=TRITON_OP_REWRITE),
 )
 

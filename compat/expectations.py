@@ -202,7 +202,8 @@ def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run
     if expectation.agrees(outcome):
         return None
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
-    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  (cells.{expectation.cell_id}[{expectation.index}], "
+    where = f"cells.{expectation.cell_id}[{expectation.index}]"
+    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({where}, "
             f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}")
 
 

@@ -69,9 +69,10 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                                  "expected_at": f"cells.{exp.cell_id}[{exp.index}]" if exp else None,
                                  "verdict": verdict(cell["id"], exp, outcome, run, expectations.path)}
     summaries = [d["summary"] for _, d in docs]
-    builds = {"exports": sum(s["exports"] for s in summaries), "aoti_compiles": sum(s["aoti_compiles"] for s in summaries),
-              "aoti_compile_seconds": {k: v for s in summaries for k, v in s["aoti_compile_seconds"].items()},
-              "canaries": {k: v for s in summaries for k, v in s["canaries"].items()}}
+    builds = {"exports": sum(s.get("exports", 0) for s in summaries),
+              "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
+              "aoti_compile_seconds": {k: v for s in summaries for k, v in s.get("aoti_compile_seconds", {}).items()},
+              "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()}}
     options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
                "regraded_against": os.path.relpath(expectations.path)}
     return document(docs[0][1]["environment"], list(cells.values()), builds,

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-CELL = "silu-raw_jit-eager-bfloat16-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
-ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=bfloat16", "--compat-devices=cpu_interpret",
+CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
+ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
             "--compat-styles=raw_jit", "--compat-stages=eager"]
 PROVENANCE = {"documented": "test fixture"}
 
@@ -38,7 +38,7 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
     assert cell["id"] == CELL and cell["outcome"]["kind"] == "passed" and cell["verdict"] is None
     assert [n["input"] for n in cell["outcome"]["numerics"]] == ["batch 1", "batch 37", "batch 1024"]
     assert doc["environment"]["torch"] and doc["summary"]["cells"] == 1
-    result.stdout.fnmatch_lines(["*triton-export-compat matrix*", "*silu/raw_jit/bfloat16/cpu_interpret*pass*"])
+    result.stdout.fnmatch_lines(["*triton-export-compat matrix*", "*silu/raw_jit/float32/cpu_interpret*pass*"])
     assert not Path(doc["options"]["run_dir"]).exists()  # a green run leaves no packages or caches behind
 
 
@@ -59,7 +59,8 @@ def test_a_cell_with_no_expectation_fails_then_accept_records_it(project):
     accepted = run(project, "--compat-accept")
     accepted.assert_outcomes(passed=1)
     accepted.stdout.fnmatch_lines([f"accepted: {CELL}: no expectation -> passed*"])
-    rows = yaml.safe_load((project.path / "expectations.yaml").read_text())["cells"][CELL]
+    # cpu_interpret runs one dtype, so the row lands under the cell's any-dtype key.
+    rows = yaml.safe_load((project.path / "expectations.yaml").read_text())["cells"][CELL.replace("float32", "*")]
     assert rows[0]["outcome"] == "passed" and "measured" in rows[0]["provenance"]
     run(project).assert_outcomes(passed=1)
 
@@ -121,3 +122,15 @@ def test_workers_get_their_own_caches_under_xdist(project):
     for worker, child in caches.items():  # what each worker's child process saw
         assert child["TORCHINDUCTOR_CACHE_DIR"] == f"{run_dir}/cache/{worker}/inductor"
         assert child["TRITON_CACHE_DIR"] == f"{run_dir}/cache/{worker}/triton"
+
+
+def test_cells_file_runs_only_the_listed_cells(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    (project.path / "cells.txt").write_text(f"{CELL}\n")
+    wide = ["--compat-styles=raw_jit,triton_op", "--compat-stages=eager"]
+    project.runpytest_subprocess("-p", "no:cacheprovider", *wide, "--compat-cells=cells.txt").assert_outcomes(
+        passed=1)
+    (project.path / "cells.txt").write_text("silu-raw_jit-eager-float32-cpu\n")  # raw_jit has no CPU kernel
+    result = project.runpytest_subprocess("--compat-cells=cells.txt")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compat-cells cells.txt: 'silu-raw_jit-eager-float32-cpu' is not in the matrix*"])

@@ -1,0 +1,45 @@
+"""The catalogue of known failures: well-formed, narrow entries first, and every entry earns its place."""
+
+import re
+from pathlib import Path
+
+from compat.catalogue import KNOWN, explain
+from compat.cells import Cell
+from compat.expectations import Expectations
+from compat.outcomes import Outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_entries_are_valid_regexes_naming_real_axes():
+    from compat.cells import registries
+
+    reg = registries()
+    for k in KNOWN:
+        re.compile(k.error)
+        re.compile(k.match)
+        assert k.kind in ("failed", "mismatch", "crashed") and k.reason
+        for axis, values in (("kernel", k.kernels), ("style", k.styles), ("device", k.devices), ("dtype", k.dtypes)):
+            assert values is None or set(values) <= set(reg[axis]), (k.reason, axis, values)
+
+
+def test_every_entry_explains_a_committed_row_or_cites_its_source():
+    reasons = {str(e.row.get("reason")) for rows in Expectations.load(ROOT / "expectations.yaml").rows.values()
+               for e in rows}
+    for k in KNOWN:
+        assert k.source or any(r.startswith(k.reason) for r in reasons), f"unused and uncited: {k.reason}"
+
+
+def test_the_same_message_has_a_different_cause_under_the_interpreter():
+    msg = "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using ..."
+    failed = Outcome("failed", "RuntimeError", msg)
+    gpu = explain(failed, Cell("silu", "raw_jit", "export_nonstrict", "float32", "cuda"))
+    interp = explain(failed, Cell("silu", "raw_jit", "export_nonstrict", "float32", "cpu_interpret"))
+    assert gpu.source == "pytorch/pytorch#146066" and "TRITON_INTERPRET" in interp.reason
+
+
+def test_a_mismatch_is_explained_only_for_the_cells_it_names():
+    mismatch = Outcome("mismatch")
+    assert explain(mismatch, Cell("silu_tma", "triton_op", "compile_inductor", "float32", "cuda")) is not None
+    assert explain(mismatch, Cell("silu", "triton_op", "compile_inductor", "float32", "cuda")) is None
+    assert explain(Outcome("passed"), Cell("silu_tma", "triton_op", "compile_inductor", "float32", "cuda")) is None
