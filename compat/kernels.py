@@ -21,10 +21,10 @@ def _unary(op, h):
 
 @dataclass(frozen=True)
 class Backward:
-    """A gradient kernel: `launch(kernel, meta, x, grad) -> grad_x`, matching `reference(x, grad)`."""
+    """A gradient kernel: `launch(kernel, meta, x, grad) -> grad_x` (checked against eager autograd of the
+    kernel's reference, in compile_backward)."""
     jit: object
     launch: Callable
-    reference: Callable
 
 
 @dataclass(frozen=True)
@@ -158,11 +158,6 @@ def _silu_reference(x: Tensor) -> Tensor:
     return torch.nn.functional.silu(x.float()).to(x.dtype)
 
 
-def _silu_backward_reference(x: Tensor, grad: Tensor) -> Tensor:
-    s = torch.sigmoid(x.float())
-    return (grad.float() * s * (1 + x.float() * (1 - s))).to(x.dtype)
-
-
 def _silu_out_reference(x: Tensor, out: Tensor) -> None:
     out.copy_(_silu_reference(x))
 
@@ -209,7 +204,7 @@ KERNELS: dict[str, Kernel] = {
             doc="The write-up's SiLU: masked 1-D load, float32 math, store in the input dtype, BLOCK_SIZE 1024; "
                 "its gradient is a second kernel.",
             jit=silu_kernel, launch=launch_silu, reference=_silu_reference, signature=_unary_signature,
-            backward=Backward(silu_backward_kernel, launch_silu_backward, _silu_backward_reference),
+            backward=Backward(silu_backward_kernel, launch_silu_backward),
             tunable=TUNING,
         ),
         Kernel(
