@@ -60,3 +60,50 @@ def test_remedy_only_for_crashes_on_load(tmp_path, phase, monkeypatch):
     crashed = _run(tmp_path, "segfaults").outcome("aoti_load")
     crashed.detail["phase"] = phase
     assert crash_remedy(crashed) is None
+
+
+def _shared(**phases):
+    from compat.isolation import ChildResult
+    from compat.outcomes import Outcome
+
+    return ChildResult({name: Outcome(kind) for name, kind in phases.items()}, env={"pid": 1})
+
+
+def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
+    # Phases of other cells that failed do not count; a crash that ended the child before this cell's phase does.
+    result = _shared(export="passed", save_load="failed", decompose="passed")
+    assert result.outcome("decompose", among=("export", "decompose")).kind == "passed"
+    assert result.outcome("save_load", among=("export", "save_load")).kind == "failed"
+    died = _shared(export="passed", save_load="crashed")
+    outcome = died.outcome("decompose", among=("export", "decompose"))
+    assert (outcome.kind, outcome.detail["phase"]) == ("crashed", "save_load")
+
+
+class _Session:
+    """A stand-in for RunSession: a shared probe result, and a record of cells rerun alone."""
+
+    def __init__(self, probe):
+        self._probe, self.alone = probe, []
+
+    def probe(self, cell):
+        return self._probe
+
+    def child(self, cell, fn, args, timeout):
+        self.alone.append(cell.stage)
+        return _shared(**{cell.stage: "passed"})
+
+
+@pytest.mark.parametrize("probe, reran", [
+    (dict(eager="passed", compile_inductor="failed"), []),
+    (dict(eager="passed", compile_inductor="crashed"), ["compile_inductor"]),  # perhaps an earlier phase's doing
+    (dict(eager="timed_out"), ["compile_inductor"]),  # never reached
+])
+def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(probe, reran):
+    from compat.cells import Cell
+    from compat.stages import STAGES
+
+    session = _Session(_shared(**probe))
+    outcome = STAGES["compile_inductor"].run(Cell("silu", "triton_op", "compile_inductor", "float32", "cuda"),
+                                             session)
+    assert session.alone == reran
+    assert outcome.kind == ("passed" if reran else probe["compile_inductor"])
