@@ -71,6 +71,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _accept(args: argparse.Namespace) -> int:
     from . import results
+    from .cells import in_matrix
     from .expectations import Expectations, Run, accept, measured_on
     from .outcomes import Outcome
 
@@ -80,7 +81,9 @@ def _accept(args: argparse.Namespace) -> int:
     changes = accept(exp, observed, Run.from_env(doc["environment"]), measured_on(doc["environment"]))
     for change in changes:
         print(f"accepted: {change}")
-    print(f"{len(changes)} change(s) written to {exp.path}")
+    left_out = sum(not in_matrix(cell_id) for cell_id in observed)
+    print(f"{len(changes)} change(s) written to {exp.path}"
+          + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else ""))
     return 0
 
 

@@ -111,6 +111,15 @@ def parse_cell_id(cell_id: str, where: str) -> Cell:
     return cell
 
 
+def in_matrix(cell_id: str) -> bool:
+    """Whether an id from elsewhere (an older run's results) names a cell of the matrix as it is now."""
+    try:
+        parse_cell_id(cell_id, "")
+    except RegistryError:
+        return False
+    return True
+
+
 def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
     """Every applicable cell, optionally restricted per axis (names already validated with `check_names`).
 

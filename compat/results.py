@@ -40,8 +40,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     """One document from several partial runs of the same torch and triton (shards, or runs cut short by a time
     limit): each cell as its latest run measured it, its verdict recomputed against `expectations` (said in the
     options, so a reader knows the gate did not see these verdicts live). Cells no longer in the matrix are left out."""
-    from .cells import parse_cell_id
-    from .errors import CompatError
+    from .cells import in_matrix
     from .expectations import Run, verdict
 
     docs = [(p, load(p)) for p in paths]
@@ -58,9 +57,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                         "date": env["date"],
                         "cells": len(doc["cells"]), "wall_seconds": doc["summary"]["wall_seconds"]})
         for cell in doc["cells"]:
-            try:
-                parse_cell_id(cell["id"], str(path))
-            except CompatError:
+            if not in_matrix(cell["id"]):
                 left_out += 1
                 continue
             outcome = Outcome.from_dict(cell["outcome"])

@@ -340,24 +340,25 @@ def _probed(cell: Cell, session: "RunSession") -> Outcome:
                          ).outcome(cell.stage)
 
 
-def _from_build(*phases: str) -> Callable[[Cell, "RunSession"], Outcome]:
-    """A stage that owns some phases of the shared build: it fails as the export did, or as its own phases did."""
-    def run(cell: Cell, session: "RunSession") -> Outcome:
-        build = session.artifact(cell)
-        outcome = build.result.outcome(phases[-1], among=("export", *phases))
-        if "export" in build.result.phases:
-            outcome.detail.setdefault("graph", build.result.phases["export"].detail.get("graph"))
-        return outcome
+def _owned(build, *phases: str) -> Outcome:
+    """The outcome of a stage that owns some phases of the shared build: it fails as the export did, or as its own
+    phases did."""
+    outcome = build.result.outcome(phases[-1], among=("export", *phases))
+    if "export" in build.result.phases:
+        outcome.detail.setdefault("graph", build.result.phases["export"].detail.get("graph"))
+    return outcome
 
-    return run
+
+def _from_build(*phases: str) -> Callable[[Cell, "RunSession"], Outcome]:
+    return lambda cell, session: _owned(session.artifact(cell), *phases)
 
 
 def _saved(cell: Cell, session: "RunSession") -> Outcome:
-    saved = _from_build("save_load")(cell, session)
+    build = session.artifact(cell)
+    saved = _owned(build, "save_load")
     if saved.kind != "passed":
         return saved
-    return session.child(cell, "compat.stages.child_load_program",
-                         {"cell": cell.id, "program_path": session.artifact(cell).program},
+    return session.child(cell, "compat.stages.child_load_program", {"cell": cell.id, "program_path": build.program},
                          STAGES[cell.stage].timeout_s).outcome("run_fresh")
 
 
