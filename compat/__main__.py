@@ -5,6 +5,7 @@
   python -m compat diff OLD.json NEW.json        what changed, as Markdown; exit 1 when anything regressed
   python -m compat accept RESULTS.json           record a run's outcomes into expectations.yaml (as --compat-accept)
   python -m compat merge OUT.json RESULTS.json..  one results file from partial runs (shards, runs cut short)
+  python -m compat fuzz CELL --example JSON      rerun one fuzz example (the command a failing fuzz test prints)
   python -m compat doctor                        versions, GPUs, and the AOTI canary (exit 1 if it fails)
 """
 
@@ -26,7 +27,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     from .environment import describe, machine_label
 
     results = args.results or str(Path("results") / f"{machine_label(describe())}.json")
-    pytest_args = [str(ROOT / "tests" / "test_matrix.py"), "--rootdir", str(ROOT), "-n", args.workers,
+    pytest_args = [str(ROOT / "tests" / "test_matrix.py"), str(ROOT / "tests" / "test_fuzz.py"), "--rootdir", str(ROOT), "-n", args.workers,
                    f"--compat-results={results}", *extra]
     print(f"pytest {' '.join(pytest_args)}", flush=True)
     return int(pytest.main(pytest_args))
@@ -98,6 +99,31 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fuzz(args: argparse.Namespace) -> int:
+    """One example through the cell's artifact, built in a child with the cell's environment, as the fuzz test did."""
+    import json
+    import tempfile
+
+    from .cells import parse_cell_id
+    from .fuzzing import fuzz_task
+    from .isolation import run_child
+    from .session import child_env
+    from .strategies import DEFAULT_PROFILE, Example
+
+    cell = parse_cell_id(args.cell, "python -m compat fuzz")
+    try:
+        Example.from_json(args.example)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer")
+    fn, task, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
+    with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
+        outcome = run_child(fn, task, workdir=Path(workdir), env=child_env(cell), timeout=timeout).outcome(
+            cell.stage, among=("export", cell.stage))
+    print(json.dumps(outcome.to_dict(), indent=1, default=str))
+    print(f"{cell.id}: {outcome.summary()}")
+    return 0 if outcome.kind == "passed" else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -122,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     mer.add_argument("results", nargs="+", help="results JSONs, oldest first (a later run's cell wins)")
     mer.add_argument("--expectations", default=str(ROOT / "expectations.yaml"),
                      help="the expectations to recompute verdicts against (default: the project's)")
+    fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
+    fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
+    fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "run":
@@ -137,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             return _accept(args)
         if args.command == "merge":
             return _merge(args)
+        if args.command == "fuzz":
+            return _fuzz(args)
         return _report(args) if args.command == "report" else _diff(args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -19,6 +19,8 @@ class Device:
     # Kernels run in Triton's interpreter: nothing to package, since no one ships the interpreter in an AOTI package.
     interpreted: bool = False
     dtypes: tuple[str, ...] | None = None  # None: every dtype of the kernel
+    # Elements of the largest generated input in the fuzz tests, and the top of an exported artifact's range.
+    fuzz_elements: int = 2**20
 
     def unavailable_reason(self) -> str | None:
         if self.name == "cuda":
@@ -38,7 +40,9 @@ DEVICES: dict[str, Device] = {
         Device("cpu_interpret", "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
                # float32 only: the interpreter computes in numpy, so float16 / bfloat16 there test numpy's emulation,
                # not the kernel's dtype handling, at three times a CPU run's cost.
-               env=(("TRITON_INTERPRET", "1"),), interpreted=True, dtypes=("float32",)),
+               # 2**14 elements: the interpreter launches a program per block in numpy, about 3 s per 1e6 elements
+               # for the plain kernel and over a minute for host TMA.
+               env=(("TRITON_INTERPRET", "1"),), interpreted=True, dtypes=("float32",), fuzz_elements=2**14),
     )
 }
 

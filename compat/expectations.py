@@ -14,6 +14,10 @@
         provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
                     # or {documented: 'pytorch/pytorch#185827: ...'}
 
+    fuzz:                               # optional: the fuzz tests' findings, same row format, plus
+      silu-raw_jit-export_strict-*-cuda:  #   reproducer: the command that reproduces the falsifying example
+      - ...                             # a cell without fuzz rows is expected to pass its fuzz test
+
 A cell's rows are those under its own id, then those under its any-dtype key. --compat-accept writes per-cell rows,
 then folds the rows that every dtype of a cell shares into the any-dtype key, so the file stays readable.
 """
@@ -38,7 +42,9 @@ from .outcomes import KINDS, Outcome
 SCHEMA = 1
 EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
 HOSTS = ("gpu", "cpu-only")
-ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "match", "signal", "reason", "rewrite", "provenance"}
+ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "match", "signal", "reason", "rewrite", "provenance",
+            "reproducer"}
+SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
 UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
 ANY_DTYPE = "*"
 
@@ -87,6 +93,11 @@ class Expectation:
     cell_id: str
     index: int
     row: dict[str, Any]
+    section: str = "cells"
+
+    @property
+    def where(self) -> str:
+        return f"{self.section}.{self.cell_id}[{self.index}]"
 
     def applies(self, run: Run) -> bool:
         r = self.row
@@ -116,8 +127,8 @@ class Expectations:
     def __init__(self, path: Path, data: dict[str, Any]):
         self.path = Path(path)
         self.data = data
-        self.rows = {cid: [Expectation(cid, i, row) for i, row in enumerate(rows)]
-                     for cid, rows in data["cells"].items()}
+        self.rows = {(section, cid): [Expectation(cid, i, row, section) for i, row in enumerate(rows)]
+                     for section in SECTIONS for cid, rows in data.get(section, {}).items()}
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Expectations":
@@ -131,27 +142,29 @@ class Expectations:
         validate(data, str(path))
         return cls(path, data)
 
-    def lookup(self, cell_id: str, run: Run) -> Expectation | None:
-        rows = self.rows.get(cell_id, []) + self.rows.get(any_dtype_key(cell_id), [])
+    def lookup(self, cell_id: str, run: Run, section: str = "cells") -> Expectation | None:
+        rows = self.rows.get((section, cell_id), []) + self.rows.get((section, any_dtype_key(cell_id)), [])
         return next((e for e in rows if e.applies(run)), None)
 
 
 def validate(data: Any, where: str) -> None:
-    if not isinstance(data, dict) or set(data) != {"schema", "cells"}:
-        raise ExpectationsError(f"{where}: the top level must be a mapping with exactly the keys 'schema' and 'cells'")
+    if not isinstance(data, dict) or not {"schema", "cells"} <= set(data) <= {"schema", *SECTIONS}:
+        raise ExpectationsError(f"{where}: the top level must be a mapping with the keys 'schema' and 'cells', and "
+                                f"optionally 'fuzz'")
     if data["schema"] != SCHEMA:
         raise ExpectationsError(f"{where}: schema {data['schema']!r} is not supported (this version reads {SCHEMA})")
-    if not isinstance(data["cells"], dict):
-        raise ExpectationsError(f"{where}: 'cells' must map cell ids to lists of rows")
-    for cell_id, rows in data["cells"].items():
-        try:
-            _parse_key(str(cell_id), where)
-        except CompatError as exc:
-            raise ExpectationsError(str(exc)) from None
-        if not isinstance(rows, list) or not rows:
-            raise ExpectationsError(f"{where}: cells.{cell_id}: must be a non-empty list of rows")
-        for i, row in enumerate(rows):
-            _validate_row(row, f"{where}: cells.{cell_id}[{i}]")
+    for section in SECTIONS:
+        if not isinstance(data.get(section, {}), dict):
+            raise ExpectationsError(f"{where}: '{section}' must map cell ids to lists of rows")
+        for cell_id, rows in data.get(section, {}).items():
+            try:
+                _parse_key(str(cell_id), where)
+            except CompatError as exc:
+                raise ExpectationsError(str(exc)) from None
+            if not isinstance(rows, list) or not rows:
+                raise ExpectationsError(f"{where}: {section}.{cell_id}: must be a non-empty list of rows")
+            for i, row in enumerate(rows):
+                _validate_row(row, f"{where}: {section}.{cell_id}[{i}]")
 
 
 def _validate_row(row: Any, where: str) -> None:
@@ -192,18 +205,30 @@ def _validate_row(row: Any, where: str) -> None:
                                 f"or {{documented: 'citation'}}")
 
 
-def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path) -> str | None:
-    """None when the outcome is what was expected; otherwise the gate's complaint, with how to record the change."""
-    how = (f"If this is the new truth, record it: rerun with --compat-accept (rewrites {path}) "
-           f"or edit cells.{cell_id} there by hand.")
-    if expectation is None:
-        return (f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
+def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path,
+            section: str = "cells") -> str | None:
+    """None when the outcome is what was expected; otherwise the gate's complaint, with how to record the change.
+
+    In the fuzz section a cell without rows is expected to pass: the matrix already says it does, on one input."""
+    if section == "fuzz":
+        how = (f"Fix it where the fault is ours; otherwise record it under fuzz.{cell_id} (or its any-dtype key) in "
+               f"{path}, with its reproducer and reason.")
+        if outcome.detail.get("reproducer"):
+            how = f"reproduce: {outcome.detail['reproducer']}\n  {how}"
+        if expectation is None:
+            return None if outcome.kind == "passed" else (
+                f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
                 f"  observed: {outcome.summary()}\n  {how}")
+    else:
+        how = (f"If this is the new truth, record it: rerun with --compat-accept (rewrites {path}) "
+               f"or edit cells.{cell_id} there by hand.")
+        if expectation is None:
+            return (f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
+                    f"  observed: {outcome.summary()}\n  {how}")
     if expectation.agrees(outcome):
         return None
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
-    where = f"cells.{expectation.cell_id}[{expectation.index}]"
-    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({where}, "
+    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({expectation.where}, "
             f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}")
 
 

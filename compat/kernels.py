@@ -28,6 +28,18 @@ class Backward:
 
 
 @dataclass(frozen=True)
+class Shapes:
+    """The inputs a kernel admits, for generated examples (compat.strategies) and its op-level artifacts."""
+    ranks: tuple[int, ...] = (1, 2, 3)
+    # Sizes at which the launch's tiling changes: examples go to size-1, size and size+1 of each.
+    blocks: tuple[int, ...] = (1024,)
+    last_dim_bytes: int = 1  # the last dimension's byte size must be a multiple of this (TMA: 16)
+    # The input of the exported op-level artifact: None is a dynamic dimension (from 1 up to the element budget),
+    # an int a static one.
+    exported: tuple[Optional[int], ...] = (None,)
+
+
+@dataclass(frozen=True)
 class Kernel:
     name: str
     doc: str
@@ -50,6 +62,7 @@ class Kernel:
     flops_per_element: int = 4  # what `register_flop_formula` reports for the flop-counting style
     styles: Optional[tuple[str, ...]] = None  # None: every style whose needs the kernel meets
     requires: Callable[[str], Optional[str]] = lambda device: None  # a reason the kernel cannot run on a device
+    shapes: Shapes = Shapes()
 
     def features(self) -> frozenset[str]:
         have = {"backward": self.backward is not None, "tunable": self.tunable is not None,
@@ -205,7 +218,7 @@ KERNELS: dict[str, Kernel] = {
                 "its gradient is a second kernel.",
             jit=silu_kernel, launch=launch_silu, reference=_silu_reference, signature=_unary_signature,
             backward=Backward(silu_backward_kernel, launch_silu_backward),
-            tunable=TUNING,
+            tunable=TUNING, shapes=Shapes(blocks=TUNING["BLOCK_SIZE"]),
         ),
         Kernel(
             name="silu_out",
@@ -226,6 +239,9 @@ KERNELS: dict[str, Kernel] = {
                 "(`triton.tools.tensor_descriptor.TensorDescriptor.from_tensor`); Hopper or newer.",
             jit=silu_tma_kernel, launch=launch_silu_tma, reference=_silu_reference, signature=_unary_signature,
             meta=(), styles=SIGNATURE_STYLES, requires=_needs_host_tma,
+            # TMA needs 16-byte aligned row strides; the exported artifact keeps its rows static so export need not
+            # prove that alignment for a symbolic size.
+            shapes=Shapes(blocks=TMA_BLOCK, last_dim_bytes=16, exported=(None, TMA_BLOCK[1])),
         ),
     )
 }

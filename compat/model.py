@@ -26,6 +26,17 @@ class KernelSandwich(torch.nn.Module):
         return self.linear2(self.fn(self.linear1(x)))
 
 
+class OpModule(torch.nn.Module):
+    """The op alone, for the fuzz tests: a generated input reaches the kernel as generated (shape, layout, NaN)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor):
+        return self.fn(x)  # the op's output, or the tuple of its outputs
+
+
 def torch_device(device: str) -> str:
     """The torch device behind a device axis name (cpu_interpret is CPU tensors)."""
     return "cpu" if device.startswith("cpu") else device

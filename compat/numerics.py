@@ -1,13 +1,18 @@
 """Comparison against eager PyTorch, with tolerances that follow the dtype.
 
-An element passes when |out - ref| <= TOL[dtype] * max(|ref|): the error is measured against the output's scale, so
+Model outputs (`compare`): an element passes when |out - ref| <= TOL[dtype] * max(|ref|): the error is measured against the output's scale, so
 cancellation near zero (Linear outputs cross zero) does not demand more precision than the dtype has. The tolerances
 allow a few units in the last place of each dtype (bfloat16 has 8 significant bits, float16 11, float32 24), enough
 for a compiler that orders a matmul's sums differently, far from the error of a wrong kernel.
+
+Generated inputs (`compare_elementwise`, the fuzz tests): the op's output against eager's, element by element. NaN and
++-inf must sit exactly where eager puts them; a finite element passes when |out - ref| <= TOL[dtype] * |ref| + tiny,
+tiny being the dtype's smallest normal number, so a subnormal result flushed to zero passes and nothing larger does.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -15,12 +20,20 @@ import torch
 TOL = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
+def _start(out, ref: torch.Tensor, label: str) -> tuple[str, dict[str, Any], bool]:
+    """The dtype, the result's common fields, and whether out has ref's shape and dtype (if not, the result says so)."""
     dtype = str(ref.dtype).removeprefix("torch.")
     result: dict[str, Any] = {"input": label, "dtype": dtype, "tol": TOL[dtype]}
-    if not isinstance(out, torch.Tensor) or out.shape != ref.shape or out.dtype != ref.dtype:
-        got = (tuple(out.shape), str(out.dtype)) if isinstance(out, torch.Tensor) else type(out).__name__
-        return {**result, "ok": False, "why": f"{label}: got {got}, expected {(tuple(ref.shape), str(ref.dtype))}"}
+    if isinstance(out, torch.Tensor) and out.shape == ref.shape and out.dtype == ref.dtype:
+        return dtype, result, True
+    got = (tuple(out.shape), str(out.dtype)) if isinstance(out, torch.Tensor) else type(out).__name__
+    return dtype, {**result, "ok": False, "why": f"{label}: got {got}, expected {(tuple(ref.shape), str(ref.dtype))}"}, False
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
+    dtype, result, comparable = _start(out, ref, label)
+    if not comparable:
+        return result
     out64, ref64 = out.detach().double().cpu(), ref.detach().double().cpu()
     if not torch.isfinite(ref64).all():
         raise ValueError(f"{label}: the eager reference is not finite; the comparison would prove nothing")
@@ -35,4 +48,29 @@ def compare(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
     if not result["ok"]:
         result["why"] = (f"{label}: {nonfinite} non-finite outputs" if nonfinite else
                          f"{label}: max abs err {max_abs:.3g} > {TOL[dtype]} x scale {scale:.3g}")
+    return result
+
+
+def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
+    dtype, result, comparable = _start(out, ref, label)
+    if not comparable:
+        return result
+    o, r = out.detach().double().cpu(), ref.detach().double().cpu()
+    for what, o_mask, r_mask in (("NaN", o.isnan(), r.isnan()), ("+inf", o == math.inf, r == math.inf),
+                                 ("-inf", o == -math.inf, r == -math.inf)):
+        if not torch.equal(o_mask, r_mask):
+            where = (o_mask != r_mask).nonzero()[0].tolist()
+            return {**result, "ok": False, "why": f"{label}: {what} where eager has none, or missing where eager has "
+                                                  f"it: {int((o_mask != r_mask).sum())} element(s), first at {where}"}
+    finite = torch.isfinite(r)
+    tiny = torch.finfo(ref.dtype).tiny
+    err, scale = (o - r).abs()[finite], r.abs()[finite]
+    bad = err > TOL[dtype] * scale + tiny
+    result.update(max_abs_err=err.max().item() if err.numel() else 0.0,
+                  max_rel_err=(err / scale.clamp_min(tiny)).max().item() if err.numel() else 0.0,
+                  informative=bool((scale > 0).any()), ok=not bool(bad.any()))
+    if bad.any():
+        first = finite.nonzero()[bad.nonzero()[0, 0]].tolist()
+        result["why"] = (f"{label}: {int(bad.sum())} element(s) beyond {TOL[dtype]} x |eager| + {tiny:.3g}; first at "
+                         f"{first}: got {o[tuple(first)].item():.6g}, eager {r[tuple(first)].item():.6g}")
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -16,7 +17,7 @@ from .atomic import check_writable
 from .errors import CompatError
 
 AXES = ("kernel", "style", "stage", "dtype", "device")
-RECORD = "compat_cell"
+RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
 
 
 def pytest_addoption(parser):
@@ -32,6 +33,9 @@ def pytest_addoption(parser):
                      "after a green run)")
     g.addoption("--compat-cells", default=None, metavar="FILE",
                 help="run only the cell ids listed in FILE, one per line (with the axis options, both apply)")
+    g.addoption("--compat-fuzz-profile", default=None, metavar="NAME",
+                help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or thorough (100 "
+                     "examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")
     for axis in AXES:
         g.addoption(f"--compat-{axis}s", default=None, metavar="NAMES",
                     help=f"comma-separated {axis} names to run (default: all)")
@@ -57,6 +61,10 @@ class CompatRun:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
         self.only = _read_cell_list(config.getoption("compat_cells"))
+        from .strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
+
+        self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
+        profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
         if self.is_worker:
             self.run_dir = Path(config.workerinput["compat_run_dir"])
             if "compat_gpu" in config.workerinput:  # before anything in this worker initialises CUDA
@@ -75,7 +83,8 @@ class CompatRun:
         # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
         for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
             os.environ[var] = str(self.run_dir / "cache" / worker / sub)
-        self.records: dict[tuple, dict] = {}  # (nodeid, worker) -> cell record, from every worker's reports
+        self.records: dict[str, dict[tuple, dict]] = {s: {} for s in RECORD}  # per section: (nodeid, worker) ->
+        # cell record, from every worker's reports
         self.started = time.monotonic()
         self.session = None  # a RunSession, once the cells are collected
         self.doc = None
@@ -94,24 +103,28 @@ class CompatRun:
 
         return Run.from_env(self.env)
 
-    def check(self, cell, node) -> None:
+    def check(self, cell, node, section: str = "cells") -> None:
+        """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
+        from . import fuzzing
         from .expectations import verdict
         from .outcomes import skipped
         from .stages import STAGES
 
         start = time.monotonic()
         reason = cell.unavailable_reason()
-        outcome = skipped(reason) if reason else STAGES[cell.stage].run(cell, self.session)
-        expectation = None if reason else self.expectations.lookup(cell.id, self.run)
-        complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path)
+        run = STAGES[cell.stage].run if section == "cells" else fuzzing.run
+        outcome = skipped(reason) if reason else run(cell, self.session)
+        expectation = None if reason else self.expectations.lookup(cell.id, self.run, section)
+        complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path,
+                                                section)
         if complaint and outcome.detail.get("environment_failure"):
             complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
         if complaint and outcome.detail.get("remedy"):
             complaint += f"\n  remedy: {outcome.detail['remedy']}"
-        node.user_properties.append((RECORD, {
+        node.user_properties.append((RECORD[section], {
             "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
             "expected": expectation.row if expectation else None,
-            "expected_at": f"cells.{expectation.cell_id}[{expectation.index}]" if expectation else None,
+            "expected_at": expectation.where if expectation else None,
             "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
             "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
@@ -126,14 +139,17 @@ class CompatRun:
     def pytest_collection_finish(self, session):
         from .session import RunSession
 
-        cells = [item.callspec.params["cell"] for item in session.items
-                 if hasattr(item, "callspec") and "cell" in item.callspec.params]
-        self.session = RunSession(self.run_dir, cells)
+        def params(name):
+            return [item.callspec.params[name] for item in session.items
+                    if hasattr(item, "callspec") and name in item.callspec.params]
+
+        self.session = RunSession(self.run_dir, params("cell"), params("fuzz_cell"), self.profile)
 
     def pytest_runtest_logreport(self, report):
+        sections = {name: section for section, name in RECORD.items()}
         for name, record in report.user_properties:
-            if name == RECORD:  # by node and worker: under `--dist each` every worker runs every cell
-                self.records[(report.nodeid, record["worker"])] = record
+            if name in sections:  # by node and worker: under `--dist each` every worker runs every cell
+                self.records[sections[name]][(report.nodeid, record["worker"])] = record
 
     def pytest_sessionfinish(self, session, exitstatus):
         if self.is_worker:
@@ -145,22 +161,22 @@ class CompatRun:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def _write_results(self):
-        if not self.records:
+        if not any(self.records.values()):
             return
         from . import results
         from .expectations import accept, measured_on
         from .outcomes import Outcome
         from .session import build_counts
 
-        cells = list(self.records.values())
+        cells = list(self.records["cells"].values())
         if self.accept:
             observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
             self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env))
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
                    "run_dir": str(self.run_dir),
-                   "workers": self.config.getoption("numprocesses", None)}
+                   "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile}
         self.doc = results.document(self.env, cells, build_counts(self.run_dir), time.monotonic() - self.started,
-                                    options)
+                                    options, fuzz=list(self.records["fuzz"].values()))
         results.write(self.results_path, self.doc)
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -223,6 +239,41 @@ def pytest_xdist_auto_num_workers(config):
     return auto_workers(os.cpu_count() or 1, visible_gpus(), gib_per_worker())
 
 
+TEST_GROUPS = re.compile(r"::(?P<test>test_cell|test_fuzz)\[(?P<cell>[^\]]+)\]")
+
+
+def shared_child_group(nodeid: str) -> str | None:
+    """The group whose tests share one child process: a matrix cell's probe group, a fuzz cell's fuzz group."""
+    from .cells import parse_cell_id
+    from .fuzzing import fuzz_group
+    from .session import probe_group
+    from .stages import STAGES
+
+    m = TEST_GROUPS.search(nodeid)
+    if m is None:
+        return None
+    cell = parse_cell_id(m["cell"], "xdist scheduler")
+    if m["test"] == "test_fuzz":
+        return fuzz_group(cell)
+    return probe_group(cell) if STAGES[cell.stage].probe else None
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` (the project's default) sends the tests of one shared child to one worker, which runs the
+    child once. The groups come from the cell ids, not from xdist_group marks: xdist 3.8 groups by an `@group` suffix
+    it writes into item._nodeid, which pytest 9 no longer reads, so marks alone would silently scatter a group."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SharedChildScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_child_group(nodeid) or super()._split_scope(nodeid)
+
+    return SharedChildScheduling(config, log)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     from .workers import gpu_for, visible_gpus
@@ -235,17 +286,23 @@ def pytest_configure_node(node):
 
 
 def pytest_generate_tests(metafunc):
-    if "cell" in metafunc.fixturenames:
-        from .cells import matrix
-        from .session import probe_group
-        from .stages import STAGES
+    from .cells import matrix
 
-        # Under `--dist loadgroup` (the project's default) the probe stages of one (kernel, style, dtype, device) go
-        # to one worker, which runs them all in one child process.
-        state = _state(metafunc.config)
-        cells = [pytest.param(c, id=c.id, marks=[pytest.mark.xdist_group(probe_group(c))] if STAGES[c.stage].probe
-                              else []) for c in matrix(state.select) if state.only is None or c.id in state.only]
-        metafunc.parametrize("cell", cells)
+    state = _state(metafunc.config)
+    selected = [c for c in matrix(state.select) if state.only is None or c.id in state.only]
+    if "cell" in metafunc.fixturenames:
+        metafunc.parametrize("cell", [pytest.param(c, id=c.id) for c in selected])
+    if "fuzz_cell" in metafunc.fixturenames:
+        from .fuzzing import fuzzed
+
+        # Every cell expected to pass on this run (torch, triton, host), in the stages whose artifact is fuzzed.
+        metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id) for c in selected
+                                           if fuzzed(c.stage) and _expected_to_pass(state, c)])
+
+
+def _expected_to_pass(state: CompatRun, cell) -> bool:
+    expectation = state.expectations.lookup(cell.id, state.run)
+    return expectation is not None and expectation.row["outcome"] == "passed"
 
 
 @pytest.fixture

@@ -151,7 +151,24 @@ class Matrix:
 
 # ---- terminal ---------------------------------------------------------------------------------------------------
 
+def fuzz_lines(doc: dict[str, Any]) -> list[str]:
+    """The fuzz tests in a few lines: totals, then every cell that did not pass or differs from its expectation."""
+    if not doc.get("fuzz"):
+        return []
+    s = doc["summary"]["fuzz"]
+    counts = ", ".join(f"{n} {KIND_LABEL[k]}" for k, n in s["by_outcome"].items() if n)
+    lines = [f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
+             f"generated examples; {counts}; {s['unexpected']} unexpected"]
+    for f in doc["fuzz"]:
+        outcome = Outcome.from_dict(f["outcome"])
+        if f["verdict"] or outcome.kind != "passed":
+            lines.append(f"  {'!' if f['verdict'] else ''}{f['id']}: {outcome.summary()[:160]}")
+    return lines
+
+
 def summary_lines(doc: dict[str, Any], results_path: str | None = None) -> list[str]:
+    if not doc["cells"]:
+        return fuzz_lines(doc) + ([f"results: {results_path}"] if results_path else [])
     m = Matrix(doc)
     width = max([len(f"{r.kernel}/{r.style}/{r.dtype}/{r.device}") for r in m.rows] + [4])
     cols = [max(len(s), 6) for s in m.stages]
@@ -164,6 +181,7 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None) -> list[
     cells = [c for r in m.rows for c in r.cells.values()]
     lines += [f"ENVIRONMENT FAILURE: {e}" for e in sorted({c.environment for c in cells if c.environment})]
     lines += [f"REMEDY: {r}" for r in sorted({c.remedy for c in cells if c.remedy})]
+    lines += fuzz_lines(doc)
     if results_path:
         lines.append(f"results: {results_path}")
     return lines
@@ -210,7 +228,25 @@ def markdown(doc: dict[str, Any], source: str) -> str:
         if rewrite:
             out.append(f"  - instead: {_md_escape(rewrite)}")
         out += [f"  - provenance: {_md_escape(prov)}", f"  - cells: {', '.join(f'`{c}`' for c in cells)}", ""]
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out + _fuzz_markdown(doc)).rstrip() + "\n"
+
+
+def _fuzz_markdown(doc: dict[str, Any]) -> list[str]:
+    if not doc.get("fuzz"):
+        return []
+    out = ["## Generated inputs (fuzz tests)", "", *(f"{line}  " for line in fuzz_lines(doc)[:1]), "",
+           "Each passing cell's artifact, built from the op alone, run on Hypothesis-generated inputs against eager "
+           "PyTorch: examples run, the largest errors seen, and what it did with non-contiguous inputs (refused, "
+           "per layout; a layout not listed gave eager's values).", "",
+           "| cell | outcome | examples | max abs err | max rel err | refused non-contiguous |", "|---|---|---|---|---|---|"]
+    for f in doc["fuzz"]:
+        outcome = Outcome.from_dict(f["outcome"])
+        t = outcome.detail.get("tally", {})
+        refused = ", ".join(f"{lay} ({n})" for lay, n in t.get("refused", {}).items()) or "none"
+        what = ICON[outcome.kind] + ("" if outcome.kind == "passed" else f" {_md_escape(outcome.summary()[:120])}")
+        out.append(f"| `{f['id']}` | {UNEXPECTED if f['verdict'] else ''}{what} | {t.get('examples', '')} | "
+                   f"{t.get('max_abs_err', 0):.3g} | {t.get('max_rel_err', 0):.3g} | {refused} |")
+    return out + [""]
 
 
 # ---- HTML -------------------------------------------------------------------------------------------------------

@@ -15,9 +15,19 @@ from .outcomes import KINDS, Outcome
 SCHEMA = 1
 
 
+def fuzz_summary(fuzz: list[dict[str, Any]]) -> dict[str, Any]:
+    tallies = [f["outcome"]["detail"].get("tally", {}) for f in fuzz]
+    by_outcome = Counter(f["outcome"]["kind"] for f in fuzz)
+    return {"cells": len(fuzz), "by_outcome": {k: by_outcome.get(k, 0) for k in KINDS},
+            "unexpected": sum(1 for f in fuzz if f["verdict"]), "examples": sum(t.get("examples", 0) for t in tallies)}
+
+
 def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str, Any], wall_seconds: float,
-             options: dict[str, Any]) -> dict[str, Any]:
+             options: dict[str, Any], fuzz: list[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The run's document. `fuzz`: the fuzz tests' records (same shape as cells), each outcome's detail holding its
+    tally: examples run, how many had something to compare, max abs and rel error, refusals per layout."""
     cells = sorted(cells, key=lambda c: c["id"])
+    fuzz = sorted(fuzz, key=lambda c: c["id"])
     by_outcome = Counter(c["outcome"]["kind"] for c in cells)
     return {
         "schema": SCHEMA,
@@ -31,8 +41,10 @@ def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str,
             "cells_per_gpu": dict(sorted(Counter(c["gpu"] for c in cells if c.get("gpu")).items())),
             "wall_seconds": round(wall_seconds, 1),
             **builds,
+            "fuzz": fuzz_summary(fuzz),
         },
         "cells": cells,
+        "fuzz": fuzz,
     }
 
 
@@ -47,7 +59,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
     if len(versions) > 1:
         raise ResultsError(f"cannot merge runs of different torch / triton versions: {sorted(versions)}")
-    cells, sources, left_out = {}, [], 0
+    merged, sources, left_out = {"cells": {}, "fuzz": {}}, [], 0
     for path, doc in docs:
         env = doc["environment"]
         run = Run.from_env(env)
@@ -56,15 +68,16 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                                                                  for name, n in gpus.items()) or "cpu",
                         "date": env["date"],
                         "cells": len(doc["cells"]), "wall_seconds": doc["summary"]["wall_seconds"]})
-        for cell in doc["cells"]:
-            if not in_matrix(cell["id"]):
-                left_out += 1
-                continue
-            outcome = Outcome.from_dict(cell["outcome"])
-            exp = expectations.lookup(cell["id"], run)
-            cells[cell["id"]] = {**cell, "source": str(path), "expected": exp.row if exp else None,
-                                 "expected_at": f"cells.{exp.cell_id}[{exp.index}]" if exp else None,
-                                 "verdict": verdict(cell["id"], exp, outcome, run, expectations.path)}
+        for section, records in merged.items():
+            for cell in doc.get(section, []):
+                if not in_matrix(cell["id"]):
+                    left_out += 1
+                    continue
+                outcome = Outcome.from_dict(cell["outcome"])
+                exp = expectations.lookup(cell["id"], run, section)
+                records[cell["id"]] = {**cell, "source": str(path), "expected": exp.row if exp else None,
+                                       "expected_at": exp.where if exp else None,
+                                       "verdict": verdict(cell["id"], exp, outcome, run, expectations.path, section)}
     summaries = [d["summary"] for _, d in docs]
     builds = {"exports": sum(s.get("exports", 0) for s in summaries),
               "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
@@ -72,8 +85,8 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
               "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()}}
     options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
                "regraded_against": os.path.relpath(expectations.path)}
-    return document(docs[0][1]["environment"], list(cells.values()), builds,
-                    sum(s["wall_seconds"] for s in summaries), options)
+    return document(docs[0][1]["environment"], list(merged["cells"].values()), builds,
+                    sum(s["wall_seconds"] for s in summaries), options, fuzz=list(merged["fuzz"].values()))
 
 
 def write(path: str | Path, doc: dict[str, Any]) -> None:

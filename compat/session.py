@@ -61,16 +61,21 @@ class Build:
 
 
 class RunSession:
-    def __init__(self, run_dir: Path, cells: Iterable[Cell]):
+    def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci"):
+        from .fuzzing import fuzz_group
         from .stages import STAGES
 
         self.run_dir = Path(run_dir)
+        self.profile = profile  # the Hypothesis profile of the fuzz tests
         cells = list(cells)
         self.packages_wanted = {artifact_key(c) for c in cells if STAGES[c.stage].packaged}
         self.probe_stages: dict[str, list[str]] = {}  # per probe group: the selected stages its child runs
         for c in cells:
             if STAGES[c.stage].probe:
                 self.probe_stages.setdefault(probe_group(c), []).append(c.stage)
+        self.fuzz_stages: dict[str, list[str]] = {}  # per fuzz group: the stages its child fuzzes, in matrix order
+        for c in sorted(fuzz_cells, key=lambda c: list(STAGES).index(c.stage)):
+            self.fuzz_stages.setdefault(fuzz_group(c), []).append(c.stage)
 
     def child(self, cell: Cell, fn: str, args: dict[str, Any], timeout: float) -> ChildResult:
         # Per worker: under `--dist each` two workers run the same cell at once.
@@ -118,6 +123,18 @@ class RunSession:
                              env=child_env(cell), timeout=sum(STAGES[s].timeout_s for s in stages)).to_dict()
 
         return ChildResult.from_dict(self._once(key, probe))
+
+    def fuzz(self, cell: Cell) -> ChildResult:
+        """One child for all the fuzzed stages of the cell's group, run once per worker (as probes are)."""
+        from .fuzzing import fuzz_group, fuzz_task
+
+        group = fuzz_group(cell)
+        fn, args, timeout = fuzz_task(cell, self.fuzz_stages.get(group, [cell.stage]), self.profile)
+
+        def fuzz(workdir: Path) -> dict[str, Any]:
+            return run_child(fn, args, workdir=workdir, env=child_env(cell), timeout=timeout).to_dict()
+
+        return ChildResult.from_dict(self._once(f"{group}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", fuzz))
 
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""

@@ -172,13 +172,20 @@ def _proof(c: Cell, counter, result: Outcome) -> Outcome:
     return _missing_node(c, targets) or result
 
 
-def _compile(backend: str) -> Callable[[Cell], Outcome]:
-    def check(c: Cell) -> Outcome:
-        model, reference = _models(c)
-        compiled, counter = _compiled(model, backend)
-        return _proof(c, counter, _check_batches(compiled, reference, c))
+# How each compile stage calls torch.compile: (backend, options). The fuzz tests compile the op the same way.
+COMPILERS = {"compile_eager": ("eager", {}), "compile_aot_eager": ("aot_eager", {}),
+             "compile_inductor": ("inductor", {}), "compile_dynamic": ("inductor", {"dynamic": True})}
 
-    return check
+
+def compiled_for(stage: str, model):
+    backend, options = COMPILERS[stage]
+    return _compiled(model, backend, **options)
+
+
+def _compile(c: Cell) -> Outcome:
+    model, reference = _models(c)
+    compiled, counter = compiled_for(c.stage, model)
+    return _proof(c, counter, _check_batches(compiled, reference, c))
 
 
 def _compile_dynamic(c: Cell) -> Outcome:
@@ -186,7 +193,7 @@ def _compile_dynamic(c: Cell) -> Outcome:
     import torch
 
     model, reference = _models(c)
-    compiled, counter = _compiled(model, "inductor", dynamic=True)
+    compiled, counter = compiled_for(c.stage, model)
     first, second = workload.CHECK_BATCHES[1:]
     with torch.no_grad():
         compiled(workload.make_input(first, c.dtype, c.device))
@@ -423,7 +430,7 @@ STAGES: dict[str, Stage] = {
         Stage("opcheck", "`torch.library.opcheck` on the style's op (custom-op styles only).", _probed, 600.0,
               check=_opcheck, custom_op_only=True),
         *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
-                                      f"the graph holds the kernel.", _probed, 600.0, check=_compile(backend))
+                                      f"the graph holds the kernel.", _probed, 600.0, check=_compile)
           for backend in ("eager", "aot_eager", "inductor")),
         Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
                                  "a second batch size runs without recompiling.", _probed, 600.0,

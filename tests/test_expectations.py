@@ -44,7 +44,7 @@ def test_first_row_matching_the_versions_wins(tmp_path):
 @given(minor=st.integers(6, 13), patch=st.integers(0, 9),
        local=st.sampled_from(["", "+cu130", "+cpu", ".dev20261101", "a1"]))
 def test_local_labels_and_prereleases_stay_in_their_range(minor, patch, local):
-    row = Expectations(Path("x"), {"schema": 1, "cells": {CELL: [FAILS]}}).rows[CELL][0]
+    row = Expectations(Path("x"), {"schema": 1, "cells": {CELL: [FAILS]}}).rows[("cells", CELL)][0]
     assert row.applies(Run(f"2.{minor}.{patch}{local}", "3.6.0", "gpu"))
 
 
@@ -118,7 +118,7 @@ def test_accept_records_new_cells_and_keeps_agreeing_rows(tmp_path):
 def test_accept_puts_a_narrower_row_before_the_broad_one(tmp_path):
     exp = load(tmp_path, {CELL: [FAILS]})
     accept(exp, {CELL: Outcome("passed")}, GPU, MEASURED["measured"])
-    rows = Expectations.load(exp.path).rows[CELL]
+    rows = Expectations.load(exp.path).rows[("cells", CELL)]
     assert [r.row["outcome"] for r in rows] == ["passed", "failed"]
     assert rows[0].row["torch"] == "==2.11.*"
     assert Expectations.load(exp.path).lookup(CELL, Run("2.9.0", "3.4.0", "gpu")).row == FAILS  # others untouched
@@ -130,7 +130,7 @@ def test_accept_replaces_a_row_of_the_same_range_and_proposes_a_match(tmp_path):
     observed = Outcome("failed", "torch._inductor.exc.InductorError",
                        "RuntimeError: 0 active drivers ([]). There should only be one.")
     accept(exp, {CELL: observed}, GPU, MEASURED["measured"])
-    (row,) = Expectations.load(exp.path).rows[CELL]
+    (row,) = Expectations.load(exp.path).rows[("cells", CELL)]
     assert row.agrees(observed)
     assert row.row["match"] == r"0 active drivers \(\[\]\)\." and row.row["reason"] == UNEXPLAINED
 
@@ -170,11 +170,11 @@ def test_accept_folds_rows_every_dtype_shares(tmp_path):
     exp = load(tmp_path, {})
     accept(exp, {_cell(d): DATA_POINTER for d in DTYPES}, GPU, MEASURED["measured"])
     again = Expectations.load(exp.path)
-    assert list(again.rows) == [ANY]
+    assert list(again.rows) == [("cells", ANY)]
     # One dtype changes: it gets its own row, ahead of the shared ones; the others keep theirs.
     accept(again, {_cell("float16"): Outcome("passed")}, GPU, MEASURED["measured"])
     final = Expectations.load(exp.path)
-    assert sorted(final.rows) == [ANY, _cell("float16")]
+    assert sorted(final.rows) == [("cells", ANY), ("cells", _cell("float16"))]
     assert final.lookup(_cell("float16"), GPU).row["outcome"] == "passed"
     assert final.lookup(_cell("bfloat16"), GPU).row["outcome"] == "failed"
 
@@ -196,3 +196,41 @@ def test_accept_explains_failures_the_catalogue_knows(tmp_path):
 def test_cells_outside_the_matrix_are_refused(tmp_path):
     with pytest.raises(ExpectationsError, match="is not in the matrix"):
         load(tmp_path, {"silu-raw_jit-eager-float32-cpu": [FAILS]})  # raw_jit has no CPU kernel
+
+
+# ---- the fuzz section ----
+
+FUZZ_CELL = "silu-raw_jit-export_strict-float32-cuda"
+MISMATCH = Outcome("mismatch", numerics=[{"ok": False, "why": "module, shape (5, 3), strided: 7 element(s) beyond"}],
+                   detail={"reproducer": "python -m compat fuzz silu-raw_jit-export_strict-float32-cuda --example '{}'"})
+FUZZ_ROW = {"torch": "==2.11.*", "outcome": "mismatch", "reason": "strict export drops the launcher's assert",
+            "reproducer": MISMATCH.detail["reproducer"], "provenance": MEASURED}
+
+
+def test_a_fuzz_cell_without_rows_must_pass_and_a_failure_says_how_to_reproduce_it(tmp_path):
+    exp = load(tmp_path, {})
+    assert exp.lookup(FUZZ_CELL, GPU, "fuzz") is None
+    assert verdict(FUZZ_CELL, None, Outcome("passed"), GPU, exp.path, "fuzz") is None
+    complaint = verdict(FUZZ_CELL, None, MISMATCH, GPU, exp.path, "fuzz")
+    assert "does not compute eager's function" in complaint and "reproduce: python -m compat fuzz" in complaint
+    assert f"fuzz.{FUZZ_CELL}" in complaint
+
+
+def test_a_recorded_fuzz_finding_is_expected_and_fails_the_gate_once_fixed(tmp_path):
+    path = tmp_path / "expectations.yaml"
+    path.write_text(dump({"schema": 1, "cells": {}, "fuzz": {"silu-raw_jit-export_strict-*-cuda": [FUZZ_ROW]}}))
+    exp = Expectations.load(path)
+    row = exp.lookup(FUZZ_CELL, GPU, "fuzz")
+    assert row.where == "fuzz.silu-raw_jit-export_strict-*-cuda[0]" and exp.lookup(FUZZ_CELL, GPU) is None
+    assert verdict(FUZZ_CELL, row, MISMATCH, GPU, exp.path, "fuzz") is None
+    assert "expected failure now passes (strict)" in verdict(FUZZ_CELL, row, Outcome("passed"), GPU, exp.path, "fuzz")
+
+
+def test_a_malformed_fuzz_section_names_the_problem(tmp_path):
+    path = tmp_path / "expectations.yaml"
+    path.write_text(dump({"schema": 1, "cells": {}, "fuzz": {FUZZ_CELL: [{**FUZZ_ROW, "reason": ""}]}}))
+    with pytest.raises(ExpectationsError, match=rf"fuzz.{FUZZ_CELL}\[0\]: outcome mismatch needs 'reason'"):
+        Expectations.load(path)
+    path.write_text(dump({"schema": 1, "cells": {}, "fuzzing": {}}))
+    with pytest.raises(ExpectationsError, match="optionally 'fuzz'"):
+        Expectations.load(path)

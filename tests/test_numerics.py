@@ -58,3 +58,35 @@ def test_tolerances_follow_precision():
     assert TOL["float32"] < TOL["float16"] < TOL["bfloat16"]
     for dtype, tol in TOL.items():  # at least a few units in the last place, far below a wrong kernel's error
         assert torch.finfo(getattr(torch, dtype)).eps <= tol <= 0.05
+
+
+# ---- element by element, for generated inputs ----
+
+from compat.numerics import compare_elementwise  # noqa: E402
+
+SPECIAL = torch.tensor([1.5, float("nan"), float("inf"), -float("inf"), 0.0, -2.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_nan_and_inf_must_sit_where_eager_puts_them(dtype):
+    ref = SPECIAL.to(getattr(torch, dtype))
+    assert compare_elementwise(ref.clone(), ref, "x")["ok"]
+    for i, wrong in ((0, float("nan")), (1, 0.0), (2, -float("inf")), (3, 7.0), (4, float("inf"))):
+        out = ref.clone()
+        out[i] = wrong
+        result = compare_elementwise(out, ref, "x")
+        assert not result["ok"] and f"first at [{i}]" in result["why"], (i, result)
+
+
+def test_a_subnormal_result_may_flush_to_zero_and_nothing_larger_may():
+    ref = torch.tensor([1e-39, 2.0])  # float32 subnormal
+    assert compare_elementwise(torch.tensor([0.0, 2.0]), ref, "x")["ok"]
+    assert not compare_elementwise(torch.tensor([1e-37, 2.0]), ref, "x")["ok"]
+
+
+def test_each_element_is_held_to_its_own_magnitude():
+    ref = torch.tensor([1e-3, 1e4])  # a scale-relative check would let the small element be 100% wrong
+    assert not compare_elementwise(torch.tensor([2e-3, 1e4]), ref, "x")["ok"]
+    result = compare_elementwise(ref * (1 + 5e-5), ref, "x")
+    assert result["ok"] and result["informative"] and 4e-5 < result["max_rel_err"] < 6e-5
+    assert not compare_elementwise(torch.zeros(3), torch.zeros(3), "x")["informative"]

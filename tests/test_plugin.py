@@ -17,7 +17,9 @@ PROVENANCE = {"documented": "test fixture"}
 def project(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest('pytest_plugins = ("compat.plugin",)')
-    pytester.makepyfile(test_matrix="def test_cell(cell, compat, request):\n    compat.check(cell, request.node)\n")
+    pytester.makepyfile(test_matrix="def test_cell(cell, compat, request):\n    compat.check(cell, request.node)\n",
+                        test_fuzz="def test_fuzz(fuzz_cell, compat, request):\n"
+                                  "    compat.check(fuzz_cell, request.node, section='fuzz')\n")
     return pytester
 
 
@@ -25,8 +27,8 @@ def expect(pytester, cells):
     (pytester.path / "expectations.yaml").write_text(yaml.safe_dump({"schema": 1, "cells": cells}))
 
 
-def run(pytester, *args):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *ONE_CELL, *args)
+def run(pytester, *args, tests=("test_matrix.py",)):
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *ONE_CELL, *tests, *args)
 
 
 def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
@@ -128,9 +130,53 @@ def test_cells_file_runs_only_the_listed_cells(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
     (project.path / "cells.txt").write_text(f"{CELL}\n")
     wide = ["--compat-styles=raw_jit,triton_op", "--compat-stages=eager"]
-    project.runpytest_subprocess("-p", "no:cacheprovider", *wide, "--compat-cells=cells.txt").assert_outcomes(
-        passed=1)
+    project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide,
+                                 "--compat-cells=cells.txt").assert_outcomes(passed=1)
     (project.path / "cells.txt").write_text("silu-raw_jit-eager-float32-cpu\n")  # raw_jit has no CPU kernel
     result = project.runpytest_subprocess("--compat-cells=cells.txt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-cells cells.txt: 'silu-raw_jit-eager-float32-cpu' is not in the matrix*"])
+
+
+def test_a_passing_cell_is_fuzzed_and_its_example_count_lands_in_the_results(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    result = run(project, "--compat-results=r.json", tests=("test_matrix.py", "test_fuzz.py"))
+    result.assert_outcomes(passed=2)  # the matrix cell and its fuzz test
+    doc = json.loads((project.path / "r.json").read_text())
+    (fuzz,) = doc["fuzz"]
+    tally = fuzz["outcome"]["detail"]["tally"]
+    assert fuzz["id"] == CELL and fuzz["outcome"]["kind"] == "passed" and fuzz["verdict"] is None
+    assert tally["examples"] >= 25 and tally["informative"] > 0 and tally["max_rel_err"] < 1e-4
+    assert tally["refused"]  # raw_jit's launcher asserts contiguity: non-contiguous inputs are refused, clearly
+    assert doc["summary"]["fuzz"]["examples"] == tally["examples"] and doc["options"]["fuzz_profile"] == "ci"
+    result.stdout.fnmatch_lines(["*fuzz (ci profile): 1 cells, * generated examples; 1 passes; 0 unexpected*"])
+
+
+def test_only_cells_expected_to_pass_here_are_fuzzed(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "x",
+                             "reason": "a stand-in failure", "provenance": PROVENANCE}]})
+    result = run(project, tests=("test_fuzz.py",))
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*got empty parameter set*"])
+
+
+def test_an_unknown_fuzz_profile_is_a_usage_error(project, monkeypatch):
+    expect(project, {})
+    monkeypatch.setenv("COMPAT_HYPOTHESIS_PROFILE", "fast")
+    result = run(project)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown Hypothesis profile 'fast' for the fuzz tests; profiles: ci, thorough*"])
+
+
+@pytest.mark.parametrize("suffix", ["", "@probe-anything"])  # pytest 8 + xdist 3.8 append the xdist_group name
+def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
+    from compat.plugin import shared_child_group
+
+    probe = "tests/test_matrix.py::test_cell[silu-triton_op-compile_inductor-float16-cuda]"
+    assert shared_child_group(probe + suffix) == "probe-silu-triton_op-float16-cuda"
+    assert shared_child_group("tests/test_matrix.py::test_cell[silu-triton_op-aoti_strict-float16-cuda]") is None
+    fuzz = "tests/test_fuzz.py::test_fuzz[silu-triton_op-{}-float16-cuda]"
+    assert (shared_child_group(fuzz.format("save_load_strict") + suffix)
+            == shared_child_group(fuzz.format("aoti_strict")) == "fuzz-silu-triton_op-strict-float16-cuda")
+    assert shared_child_group(fuzz.format("eager")) == "fuzz-silu-triton_op-probe-float16-cuda"
+    assert shared_child_group("tests/test_report.py::test_docs_are_in_sync") is None

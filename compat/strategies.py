@@ -1,0 +1,182 @@
+"""Generated inputs for the fuzz tests, composed from small Hypothesis strategies, and the profiles that run them.
+
+An `Example` is a small recipe (shape, layout, seed, scale, sign, special values at indices); `materialize` turns it
+into a tensor the same way in every process, so a failing example printed as JSON reproduces exactly. Values live in
+their layout's view over a buffer whose other elements are NaN: a kernel that reads past its view reads NaN.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import torch
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from .errors import CompatError
+from .model import torch_device
+
+# The element budget of one example, and the top of an exported artifact's dynamic range: the device's
+# `fuzz_elements` (compat.cells), this by default.
+MAX_ELEMENTS = 2**20
+LARGE_SIZES = (1_000_003, MAX_ELEMENTS)  # about 1e6 elements: a prime, and a power of two (clamped to the budget)
+PRIMES = (2, 3, 5, 7, 13, 31, 127, 257, 1021, 4093, 65537)
+LAYOUTS = ("contiguous", "transposed", "sliced", "strided")
+SPECIALS = ("nan", "inf", "-inf", "subnormal", "-subnormal", "zero", "-zero", "max", "-max")
+MAX_SPECIALS = 4
+
+# Profiles: `ci` is reproducible and bounded (derandomized, no database, no deadline: a compile takes seconds);
+# `thorough` explores more on the GPU runner. Both print a failing example's JSON through the fuzz outcome.
+PROFILES = {
+    "ci": dict(max_examples=25, derandomize=True),
+    "thorough": dict(max_examples=100, derandomize=False),
+}
+DEFAULT_PROFILE = "ci"
+PROFILE_ENV = "COMPAT_HYPOTHESIS_PROFILE"
+for _name, _options in PROFILES.items():
+    settings.register_profile(_name, deadline=None, database=None, print_blob=False, report_multiple_bugs=False,
+                              suppress_health_check=[HealthCheck.too_slow], **_options)
+
+
+@dataclass(frozen=True)
+class Example:
+    shape: tuple[int, ...]
+    layout: str
+    seed: int
+    scale: float  # magnitude of the ordinary values (standard normal times scale)
+    sign: str  # mixed | negative | positive
+    specials: tuple[tuple[int, str], ...] = ()  # (flat index modulo numel, kind in SPECIALS)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> "Example":
+        d = json.loads(text)
+        return cls(tuple(d["shape"]), d["layout"], d["seed"], d["scale"], d["sign"],
+                   tuple((int(i), str(k)) for i, k in d["specials"]))
+
+
+def _special(kind: str, dtype: torch.dtype) -> float:
+    info = torch.finfo(dtype)
+    sign = -1.0 if kind.startswith("-") else 1.0
+    base = {"nan": math.nan, "inf": math.inf, "subnormal": info.tiny / 4, "zero": 0.0, "max": info.max}
+    return sign * base[kind.lstrip("-")]
+
+
+def materialize(example: Example, dtype: str, device: str) -> torch.Tensor:
+    """The example's tensor, in its layout, on the device's torch device."""
+    t = getattr(torch, dtype)
+    numel = math.prod(example.shape)
+    gen = torch.Generator().manual_seed(example.seed)
+    values = torch.randn(numel, generator=gen, dtype=torch.float64) * example.scale
+    if example.sign != "mixed":
+        values = values.abs() * (-1.0 if example.sign == "negative" else 1.0)
+    for index, kind in example.specials:
+        values[index % numel] = _special(kind, t)
+    values = values.to(t).reshape(example.shape)
+    dev = torch_device(device)
+    shape = example.shape
+    if example.layout == "contiguous":
+        return values.to(dev)
+    if example.layout == "transposed":  # stored with the last two dimensions swapped
+        return values.transpose(-1, -2).contiguous().to(dev).transpose(-1, -2)
+    if example.layout == "sliced":  # a narrowed view of a wider last dimension; for 1-D, an offset view
+        base = torch.full((*shape[:-1], shape[-1] + 2), math.nan, dtype=t, device=dev)
+        view = base[..., 1:shape[-1] + 1]
+    elif example.layout == "strided":  # every other element of the first dimension
+        base = torch.full((2 * shape[0], *shape[1:]), math.nan, dtype=t, device=dev)
+        view = base[::2]
+    else:
+        raise ValueError(f"unknown layout {example.layout!r}; layouts: {', '.join(LAYOUTS)}")
+    view.copy_(values)
+    return view
+
+
+# ---- strategies ----
+
+def dim_sizes(blocks: tuple[int, ...]) -> st.SearchStrategy[int]:
+    """One dimension: 1, primes, each block size and its neighbours, anything small, and rarely about 1e6."""
+    boundaries = sorted({b + d for b in blocks for d in (-1, 0, 1) if b + d > 0})
+    small = st.one_of(st.just(1), st.sampled_from(PRIMES), st.sampled_from(boundaries), st.integers(2, 4096))
+    return st.integers(0, 9).flatmap(lambda i: st.sampled_from(LARGE_SIZES) if i == 0 else small)
+
+
+def _fit(sizes: list[int], multiple: int, budget: int) -> tuple[int, ...]:
+    """Dimensions within the element budget (earlier ones first), the last rounded up to a multiple."""
+    dims = []
+    for s in sizes:
+        s = max(1, min(s, budget))
+        budget = max(1, budget // s)
+        dims.append(s)
+    dims[-1] = -(-dims[-1] // multiple) * multiple
+    return tuple(dims)
+
+
+def last_dim_multiple(kernel, dtype: str) -> int:
+    return max(1, kernel.shapes.last_dim_bytes // torch.empty((), dtype=getattr(torch, dtype)).element_size())
+
+
+@st.composite
+def free_shapes(draw, kernel, dtype: str, budget: int = MAX_ELEMENTS):
+    """Any shape the kernel admits: its ranks, sizes around its blocks, the last dimension aligned as it needs."""
+    rank = draw(st.sampled_from(kernel.shapes.ranks))
+    sizes = [draw(dim_sizes(kernel.shapes.blocks)) for _ in range(rank)]
+    return _fit(sizes, last_dim_multiple(kernel, dtype), budget)
+
+
+def dynamic_max(kernel, budget: int = MAX_ELEMENTS) -> int:
+    """The top of the exported artifact's dynamic dimension: the element budget over its static dimensions."""
+    return budget // math.prod(d for d in kernel.shapes.exported if d is not None)
+
+
+def exported_shapes(kernel, budget: int = MAX_ELEMENTS) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes inside the exported artifact's input spec: static dimensions as exported, the dynamic one anywhere in
+    its range, 1 and the maximum included."""
+    top = dynamic_max(kernel, budget)
+    size = st.one_of(st.just(1), st.just(top), dim_sizes(kernel.shapes.blocks).map(lambda s: min(s, top)))
+    return size.map(lambda n: tuple(n if d is None else d for d in kernel.shapes.exported))
+
+
+def scales(dtype: str) -> st.SearchStrategy[float]:
+    large = 1e4 if dtype == "float16" else 1e30  # large magnitude, still finite in the dtype
+    return st.sampled_from((1.0, 1e-3, 1e3, large))
+
+
+def values(dtype: str):
+    return st.tuples(st.integers(0, 2**16), scales(dtype), st.sampled_from(("mixed", "negative", "positive")),
+                     st.lists(st.tuples(st.integers(0, MAX_ELEMENTS), st.sampled_from(SPECIALS)),
+                              max_size=MAX_SPECIALS).map(tuple))
+
+
+def layouts(shape: tuple[int, ...]) -> st.SearchStrategy[str]:
+    return st.sampled_from([lay for lay in LAYOUTS if lay != "transposed" or len(shape) >= 2])
+
+
+def examples(shapes: st.SearchStrategy[tuple[int, ...]], dtype: str) -> st.SearchStrategy[Example]:
+    return shapes.flatmap(lambda shape: st.builds(
+        lambda layout, v: Example(shape, layout, *v), layouts(shape), values(dtype)))
+
+
+def boundary_examples(kernel, dtype: str, exported: bool, budget: int = MAX_ELEMENTS) -> list[Example]:
+    """Examples every run sends, whatever Hypothesis draws: size 1, each block boundary, the largest size, and
+    every special value."""
+    if exported:
+        top = dynamic_max(kernel, budget)
+        sizes = [1, *(b for b in kernel.shapes.blocks + (top,) if b <= top)]
+        shapes = [tuple(n if d is None else d for d in kernel.shapes.exported) for n in sizes]
+    else:
+        multiple = last_dim_multiple(kernel, dtype)
+        rank = min(kernel.shapes.ranks)
+        sizes = [1, *(b + d for b in kernel.shapes.blocks for d in (-1, 1)), LARGE_SIZES[0]]
+        shapes = sorted({_fit([*[1] * (rank - 1), s], multiple, budget) for s in sizes})
+    return [Example(shape, "contiguous", 0, 1.0, "mixed", tuple(enumerate(SPECIALS))) for shape in shapes]
+
+
+def profile_settings(name: Optional[str]) -> settings:
+    if name not in PROFILES:
+        raise CompatError(f"unknown Hypothesis profile {name!r} for the fuzz tests; profiles: {', '.join(PROFILES)}")
+    return settings.get_profile(name)

@@ -1,0 +1,90 @@
+"""The fuzz contract, with stand-in artifacts on CPU tensors: eager's values or a clear refusal of a non-contiguous
+input pass; wrong values, NaN where eager has none, reading past a view, or an unclear error are falsifying
+examples, reported with a command that reproduces them."""
+
+import json
+
+import torch
+
+from compat.cells import parse_cell_id
+from compat.fuzzing import fuzz
+from compat.kernels import KERNELS
+from compat.strategies import Example
+
+CELL = parse_cell_id("silu-triton_op_cpu_fallback-eager-float32-cpu", "test")
+KERNEL = KERNELS[CELL.kernel]
+
+
+def reference(x):
+    return KERNEL.use(KERNEL.reference, x)
+
+
+def run(artifact, example=None):
+    return fuzz(CELL, [("artifact", artifact)], reference, exported=False, profile="ci", example=example)
+
+
+def refuse_strided(x):
+    if not x.is_contiguous():
+        raise AssertionError("Input tensor must be contiguous")
+    return reference(x)
+
+
+def raw_pointer(x):
+    """A launch that trusts the pointer: reads the input's storage as if it were contiguous."""
+    flat = torch.as_strided(x, x.shape, torch.empty(x.shape).stride(), x.storage_offset())
+    return reference(flat.contiguous())
+
+
+def test_eager_itself_passes_with_every_example_counted():
+    outcome = run(reference)
+    tally = outcome.detail["tally"]
+    assert outcome.kind == "passed", outcome.summary()
+    assert tally["examples"] >= 25 and tally["informative"] > 0 and tally["max_abs_err"] == 0
+    assert outcome.detail["profile"] == "ci"
+
+
+def test_a_clear_refusal_of_non_contiguous_inputs_passes_and_is_counted_per_layout():
+    outcome = run(refuse_strided)
+    assert outcome.kind == "passed", outcome.summary()
+    assert set(outcome.detail["tally"]["refused"]) <= {"transposed", "sliced", "strided"}
+    assert outcome.detail["tally"]["refused"], "the ci profile drew no non-contiguous input"
+    assert "must be contiguous" in next(iter(outcome.detail["tally"]["refusals"].values()))
+
+
+def test_reading_past_a_view_is_a_mismatch_with_a_reproducer_that_reproduces():
+    outcome = run(raw_pointer)
+    assert outcome.kind == "mismatch", outcome.summary()
+    command = outcome.detail["reproducer"]
+    assert command.startswith(f"python -m compat fuzz {CELL.id} --example ")
+    example = Example.from_json(json.dumps(outcome.detail["example"]))
+    assert example.layout != "contiguous"
+    again = run(raw_pointer, example=example.to_json())
+    assert again.kind == "mismatch" and run(reference, example=example.to_json()).kind == "passed"
+
+
+def test_nan_where_eager_has_none_is_caught_and_nan_eager_puts_must_come_out():
+    assert run(lambda x: torch.nan_to_num(reference(x))).kind == "mismatch"  # drops eager's NaN and inf
+    outcome = run(lambda x: reference(x).masked_fill(x == 0, float("nan")))  # NaN where eager has zeros
+    assert outcome.kind == "mismatch" and "NaN" in outcome.summary()
+
+
+def test_an_unclear_error_or_a_refused_contiguous_input_fails():
+    def unclear(x):
+        if not x.is_contiguous():
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        return reference(x)
+
+    outcome = run(unclear)
+    assert outcome.kind == "failed" and outcome.error_type == "RuntimeError"
+    assert "falsifying example" in outcome.message and outcome.detail["reproducer"]
+
+    def refuse_everything(x):
+        raise AssertionError("Input tensor must be contiguous")
+
+    assert run(refuse_everything).kind == "failed"
+
+
+def test_errors_within_the_dtype_tolerance_pass_and_are_reported():
+    outcome = run(lambda x: reference(x) * (1 - 1e-6))  # shrinks: no overflow at the dtype max
+    assert outcome.kind == "passed" and 0 < outcome.detail["tally"]["max_rel_err"] < 1e-4
+    assert run(lambda x: reference(x) * (1 - 1e-3)).kind == "mismatch"
