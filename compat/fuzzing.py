@@ -188,6 +188,7 @@ def _fuzz_probe_stage(cell: Cell, profile: str, example: str | None) -> Outcome:
     module, reference = _op_models(cell)
     if cell.stage == "eager":
         return fuzz(cell, [("eager", module)], reference, False, profile, example)
+    _no_eager_fallback()
     compiled, counter = compiled_for(cell.stage, module)
     result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example)
     return _proof(cell, counter, result) if result.kind == "passed" else result
@@ -196,7 +197,6 @@ def _fuzz_probe_stage(cell: Cell, profile: str, example: str | None) -> Outcome:
 def child_fuzz_probe(journal: "Journal", cell: str, stages: list[str], profile: str, example: str | None = None):
     from .stages import _cell
 
-    _no_eager_fallback()
     c = _cell(cell)
     for stage in stages:
         journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(c, stage=stage), profile, example))
