@@ -169,8 +169,11 @@ def _op_models(cell: Cell):
     kernel = KERNELS[cell.kernel]
     op = build_op(cell.style, cell.kernel)
 
-    def outputs(fn):  # every output of the op, compared one by one: a model's use of them (a sum) can cancel
-        return (lambda x: kernel.use(fn, x)) if kernel.mutates else fn
+    def outputs(fn):
+        # Every output of the op, compared one by one (a model's use of them, a sum, can cancel). Called from a
+        # function, as the matrix's model calls it: Dynamo cannot trace `autograd.Function.apply` held as a module
+        # attribute ("GetAttrVariable(AutogradFunctionVariable(), setup_context) has no type", torch 2.11).
+        return (lambda x: kernel.use(fn, x)) if kernel.mutates else (lambda x: fn(x))
 
     return OpModule(outputs(op)), outputs(kernel.reference)
 
