@@ -15,8 +15,9 @@
                     # or {documented: 'pytorch/pytorch#185827: ...'}
 
     fuzz:                               # optional: the fuzz tests' findings, same row format, plus
-      silu-raw_jit-export_strict-*-cuda:  #   reproducer: the command that reproduces the falsifying example
-      - ...                             # a cell without fuzz rows is expected to pass its fuzz test
+      silu-raw_jit-export_strict-*-cuda:  #   example: the falsifying example's JSON, replayed first in every run
+      - ...                             #   reproducer: the command that reproduces it
+                                        # a cell without fuzz rows is expected to pass its fuzz test
 
 A cell's rows are those under its own id, then those under its any-dtype key. --compat-accept writes per-cell rows,
 then folds the rows that every dtype of a cell shares into the any-dtype key, so the file stays readable.
@@ -43,7 +44,7 @@ SCHEMA = 1
 EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
 HOSTS = ("gpu", "cpu-only")
 ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "match", "signal", "reason", "rewrite", "provenance",
-            "reproducer"}
+            "example", "reproducer"}
 SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
 UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
 ANY_DTYPE = "*"
@@ -197,6 +198,14 @@ def _validate_row(row: Any, where: str) -> None:
             re.compile(row["match"])
         except re.error as exc:
             raise ExpectationsError(f"{where}: match {row['match']!r} is not a valid regex: {exc}") from None
+    if "example" in row:
+        from .strategies import Example
+
+        try:
+            Example.from_json(row["example"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ExpectationsError(f"{where}: example is not a fuzz example's JSON ({exc}); copy it from the failing "
+                                    f"test's reproducer") from None
     prov = row["provenance"]
     if not (isinstance(prov, dict) and len(prov) == 1 and (
             isinstance(prov.get("documented"), str)

@@ -118,8 +118,11 @@ def _check(artifacts: list[tuple[str, Callable]], reference: Callable, example, 
 
 
 def fuzz(cell: Cell, artifacts: list[tuple[str, Callable]], reference: Callable, exported: bool, profile: str,
-         example: str | None = None) -> Outcome:
-    """Hypothesis examples (or the one `example`, as JSON) through the artifacts; the cell's fuzz outcome."""
+         example: str | None = None, known: list[str] = ()) -> Outcome:
+    """Hypothesis examples (or the one `example`, as JSON) through the artifacts; the cell's fuzz outcome.
+
+    `known`: the falsifying examples recorded for the cell (expectations' fuzz rows), replayed first in every run so
+    a recorded finding is found every time, whatever the profile draws."""
     from hypothesis import example as explicit
     from hypothesis import given
 
@@ -136,8 +139,8 @@ def fuzz(cell: Cell, artifacts: list[tuple[str, Callable]], reference: Callable,
     else:
         shapes = exported_shapes(kernel, budget) if exported else free_shapes(kernel, cell.dtype, budget)
         test = given(ex=examples(shapes, cell.dtype))(prop)
-        for ex in boundary_examples(kernel, cell.dtype, exported, budget):
-            test = explicit(ex=ex)(test)
+        for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *map(Example.from_json, known)]:
+            test = explicit(ex=ex)(test)  # explicit examples run in reverse order of decoration: known ones first
         test = profile_settings(profile)(test)
     start = time.monotonic()
     try:
@@ -185,24 +188,26 @@ def _no_eager_fallback() -> None:
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
-def _fuzz_probe_stage(cell: Cell, profile: str, example: str | None) -> Outcome:
+def _fuzz_probe_stage(cell: Cell, profile: str, example: str | None, known: list[str]) -> Outcome:
     from .stages import _proof, compiled_for
 
     module, reference = _op_models(cell)
     if cell.stage == "eager":
-        return fuzz(cell, [("eager", module)], reference, False, profile, example)
+        return fuzz(cell, [("eager", module)], reference, False, profile, example, known)
     _no_eager_fallback()
     compiled, counter = compiled_for(cell.stage, module)
-    result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example)
+    result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example, known)
     return _proof(cell, counter, result) if result.kind == "passed" else result
 
 
-def child_fuzz_probe(journal: "Journal", cell: str, stages: list[str], profile: str, example: str | None = None):
+def child_fuzz_probe(journal: "Journal", cell: str, stages: list[str], profile: str, example: str | None = None,
+                     known: dict[str, list[str]] | None = None):
     from .stages import _cell
 
     c = _cell(cell)
     for stage in stages:
-        journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(c, stage=stage), profile, example))
+        journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(c, stage=stage), profile, example,
+                                             (known or {}).get(stage, [])))
 
 
 def _export_artifacts(kind: str, ep, workdir: Path) -> tuple[list[tuple[str, Callable]], dict[str, Any]]:
@@ -225,7 +230,7 @@ def _export_artifacts(kind: str, ep, workdir: Path) -> tuple[list[tuple[str, Cal
 
 
 def child_fuzz_export(journal: "Journal", cell: str, mode: str, stages: list[str], profile: str,
-                      example: str | None = None) -> None:
+                      example: str | None = None, known: dict[str, list[str]] | None = None) -> None:
     """Export the op once (dynamic as its kernel declares), then fuzz each stage's artifact made from it."""
     import torch
 
@@ -254,7 +259,8 @@ def child_fuzz_export(journal: "Journal", cell: str, mode: str, stages: list[str
         def fuzz_stage(stage=stage) -> Outcome:
             kind = stage.removesuffix(f"_{STAGES[stage].export_mode}")
             artifacts, facts = _export_artifacts(kind, holder["ep"], workdir)
-            result = fuzz(dataclasses.replace(c, stage=stage), artifacts, holder["reference"], True, profile, example)
+            result = fuzz(dataclasses.replace(c, stage=stage), artifacts, holder["reference"], True, profile, example,
+                          (known or {}).get(stage, []))
             result.detail.update(facts)
             return result
 
@@ -263,11 +269,14 @@ def child_fuzz_export(journal: "Journal", cell: str, mode: str, stages: list[str
 
 # ---- parent side -----------------------------------------------------------------------------------------------
 
-def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None):
-    """The child that fuzzes `stages` of the cell's group: (function, arguments, timeout)."""
+def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None,
+              known: dict[str, list[str]] | None = None):
+    """The child that fuzzes `stages` of the cell's group: (function, arguments, timeout). `known`: per stage, the
+    recorded falsifying examples to replay."""
     from .stages import STAGES
 
-    args: dict[str, Any] = {"cell": cell.id, "stages": stages, "profile": profile, "example": example}
+    args: dict[str, Any] = {"cell": cell.id, "stages": stages, "profile": profile, "example": example,
+                            "known": known or {}}
     timeout = STAGE_TIMEOUT * (len(stages) + 1)
     if family(cell) == "probe":
         return "compat.fuzzing.child_fuzz_probe", args, timeout
@@ -283,5 +292,5 @@ def run(cell: Cell, session: "RunSession") -> Outcome:
     died = ("crashed", "timed_out")
     if (shared is not None and shared.kind not in died) or (export is not None and export.kind not in died + ("passed",)):
         return result.outcome(cell.stage, among=among)
-    fn, args, timeout = fuzz_task(cell, [cell.stage], session.profile)
+    fn, args, timeout = fuzz_task(cell, [cell.stage], session.profile, known=session.fuzz_known(cell, [cell.stage]))
     return session.child(cell, fn, args, timeout).outcome(cell.stage, among=among)

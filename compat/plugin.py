@@ -143,7 +143,10 @@ class CompatRun:
             return [item.callspec.params[name] for item in session.items
                     if hasattr(item, "callspec") and name in item.callspec.params]
 
-        self.session = RunSession(self.run_dir, params("cell"), params("fuzz_cell"), self.profile)
+        fuzz_cells = params("fuzz_cell")
+        known = {c.id: [e.row["example"] for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
+                        if e is not None and "example" in e.row] for c in fuzz_cells}
+        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known)
 
     def pytest_runtest_logreport(self, report):
         sections = {name: section for section, name in RECORD.items()}

@@ -62,12 +62,14 @@ class Build:
 
 
 class RunSession:
-    def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci"):
+    def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci",
+                 known_examples: dict[str, list[str]] | None = None):
         from .fuzzing import fuzz_group
         from .stages import STAGES
 
         self.run_dir = Path(run_dir)
         self.profile = profile  # the Hypothesis profile of the fuzz tests
+        self.known_examples = known_examples or {}  # per cell id: recorded falsifying examples, replayed every run
         cells = list(cells)
         self.packages_wanted = {artifact_key(c) for c in cells if STAGES[c.stage].packaged}
         self.probe_stages: dict[str, list[str]] = {}  # per probe group: the selected stages its child runs
@@ -130,12 +132,18 @@ class RunSession:
         from .fuzzing import fuzz_group, fuzz_task
 
         group = fuzz_group(cell)
-        fn, args, timeout = fuzz_task(cell, self.fuzz_stages.get(group, [cell.stage]), self.profile)
+        stages = self.fuzz_stages.get(group, [cell.stage])
+        fn, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
 
         def fuzz(workdir: Path) -> dict[str, Any]:
             return run_child(fn, args, workdir=workdir, env=child_env(cell), timeout=timeout).to_dict()
 
         return ChildResult.from_dict(self._once(f"{group}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", fuzz))
+
+    def fuzz_known(self, cell: Cell, stages: list[str]) -> dict[str, list[str]]:
+        import dataclasses
+
+        return {st: self.known_examples.get(dataclasses.replace(cell, stage=st).id, []) for st in stages}
 
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""

@@ -88,3 +88,16 @@ def test_errors_within_the_dtype_tolerance_pass_and_are_reported():
     outcome = run(lambda x: reference(x) * (1 - 1e-6))  # shrinks: no overflow at the dtype max
     assert outcome.kind == "passed" and 0 < outcome.detail["tally"]["max_rel_err"] < 1e-4
     assert run(lambda x: reference(x) * (1 - 1e-3)).kind == "mismatch"
+
+
+def test_a_recorded_example_is_replayed_first_so_a_known_finding_is_found_every_run():
+    rare = Example((7, 11), "transposed", 12345, 1e3, "negative", ((5, "max"),))
+
+    def wrong_on_rare(x):
+        out = reference(x)
+        return out + 1 if tuple(x.shape) == rare.shape and x.stride() == (1, 7) else out
+
+    assert run(wrong_on_rare).kind == "passed"  # the profile alone does not draw it
+    outcome = fuzz(CELL, [("artifact", wrong_on_rare)], reference, exported=False, profile="ci",
+                   known=[rare.to_json()])
+    assert outcome.kind == "mismatch" and tuple(outcome.detail["example"]["shape"]) == rare.shape
