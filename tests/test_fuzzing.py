@@ -101,3 +101,16 @@ def test_a_recorded_example_is_replayed_first_so_a_known_finding_is_found_every_
     outcome = fuzz(CELL, [("artifact", wrong_on_rare)], reference, exported=False, profile="ci",
                    known=[rare.to_json()])
     assert outcome.kind == "mismatch" and tuple(outcome.detail["example"]["shape"]) == rare.shape
+
+
+def test_the_reproducer_command_reruns_one_example_in_the_cells_environment():
+    import subprocess
+    import sys
+
+    ex = Example((33,), "strided", 4, 1.0, "mixed", ((0, "nan"),)).to_json()
+    cmd = [sys.executable, "-m", "compat", "fuzz", "silu-raw_jit-eager-float32-cpu_interpret", "--example", ex]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr  # raw_jit's launcher refuses the view, clearly
+    assert '"TRITON_INTERPRET": "1"' in done.stdout and '"strided": 1' in done.stdout
+    bad = subprocess.run(cmd[:-1] + ['{"shape": [3]}'], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--example: not an example's JSON" in bad.stderr
