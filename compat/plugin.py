@@ -139,9 +139,11 @@ class CompatRun:
     def pytest_collection_finish(self, session):
         from .session import RunSession
 
-        def params(name):
-            return [item.callspec.params[name] for item in session.items
-                    if hasattr(item, "callspec") and name in item.callspec.params]
+        from .cells import Cell
+
+        def params(name):  # an empty parameter set leaves a NOTSET placeholder, not a cell
+            return [item.callspec.params[name] for item in session.items if hasattr(item, "callspec")
+                    and isinstance(item.callspec.params.get(name), Cell)]
 
         fuzz_cells = params("fuzz_cell")
         known = {c.id: [e.row["example"] for e in [self.expectations.lookup(c.id, self.run, "fuzz")]

@@ -155,7 +155,7 @@ def test_a_passing_cell_is_fuzzed_and_its_example_count_lands_in_the_results(pro
 def test_only_cells_expected_to_pass_here_are_fuzzed(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "x",
                              "reason": "a stand-in failure", "provenance": PROVENANCE}]})
-    result = run(project, tests=("test_fuzz.py",))
+    result = run(project, "-rs", tests=("test_fuzz.py",))
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*got empty parameter set*"])
 
