@@ -1,12 +1,17 @@
-"""Command line.
+"""triton-export-compat: which ways of wrapping a Triton kernel for PyTorch survive torch.compile, torch.export
+and AOTInductor, and do they still match eager? Run the matrix, gate it on its expectations, and publish it.
 
-  python -m compat run [pytest args...]          the matrix under pytest-xdist; results/<torch>_<triton>_<gpu>.json
-  python -m compat report RESULTS.json           docs/SUPPORT_MATRIX.md and docs/support_matrix.html from a run
-  python -m compat diff OLD.json NEW.json        what changed, as Markdown; exit 1 when anything regressed
-  python -m compat accept RESULTS.json           record a run's outcomes into expectations.yaml (as --compat-accept)
-  python -m compat merge OUT.json RESULTS.json..  one results file from partial runs (shards, runs cut short)
-  python -m compat fuzz CELL --example JSON      rerun one fuzz example (the command a failing fuzz test prints)
-  python -m compat doctor                        versions, GPUs, and the AOTI canary (exit 1 if it fails)
+  run [pytest args...]               the matrix and its fuzz tests under pytest-xdist; writes a results file
+  report RESULTS.json                the support matrix as Markdown and HTML
+  diff OLD.json NEW.json             what changed between two runs, as Markdown (a pull-request comment)
+  accept RESULTS.json                record a run's outcomes into the expectations file (as --compat-accept)
+  merge OUT.json RESULTS.json...     one results file from partial runs (shards, runs cut short)
+  fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
+  doctor                             versions, GPUs, and the AOTI canary
+
+Exit status, every command: 0 done and nothing to report; 1 the check found something (a cell differs from its
+expectation, a regression, a failing canary or example); 2 bad input or usage (nothing was run or written);
+3 an internal error of the harness (a bug: please report it); 130 interrupted (a run writes what it measured).
 """
 
 from __future__ import annotations
@@ -15,10 +20,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import __version__
 from .errors import CompatError
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = {"md": "SUPPORT_MATRIX.md", "html": "support_matrix.html"}
+RUNS_DIR = "compat-results"  # where `run` writes by default: never the committed results/
+REPORT_DIR = "compat-report"  # where `report` writes by default: never the published docs/
+OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
+# pytest's exit codes in the rule above: tests failed, interrupted, internal error, usage error, nothing collected.
+PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -26,11 +37,14 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 
     from .environment import describe, machine_label
 
-    results = args.results or str(Path("results") / f"{machine_label(describe())}.json")
-    pytest_args = [str(ROOT / "tests" / "test_matrix.py"), str(ROOT / "tests" / "test_fuzz.py"), "--rootdir", str(ROOT), "-n", args.workers,
-                   f"--compat-results={results}", *extra]
+    results = args.results or str(Path(RUNS_DIR) / f"{machine_label(describe())}.json")
+    pytest_args = [str(ROOT / "tests" / "test_matrix.py"), str(ROOT / "tests" / "test_fuzz.py"), "--rootdir",
+                   str(ROOT), "-n", args.workers, f"--compat-results={results}", *extra]
     print(f"pytest {' '.join(pytest_args)}", flush=True)
-    return int(pytest.main(pytest_args))
+    code = int(pytest.main(pytest_args))
+    if code == 5:
+        print("error: the selection matched no cell", file=sys.stderr)
+    return PYTEST_EXIT.get(code, INTERNAL)
 
 
 def render_docs(results_path: str) -> dict[str, str]:
@@ -41,33 +55,41 @@ def render_docs(results_path: str) -> dict[str, str]:
     return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: report.html_page(doc, results_path)}
 
 
+def _writable(path: Path, option: str) -> None:
+    from .atomic import check_writable
+
+    try:
+        check_writable(path)
+    except OSError as exc:
+        raise CompatError(f"{option} {path}: cannot be written ({exc}); nothing was written") from None
+
+
 def _report(args: argparse.Namespace) -> int:
-    from .atomic import check_writable, write_atomic
+    from .atomic import write_atomic
 
     pages = render_docs(args.results)
     out = Path(args.out_dir)
-    for name, text in pages.items():
-        try:
-            check_writable(out / name)
-        except OSError as exc:
-            raise CompatError(f"{out / name}: cannot be written ({exc})") from None
+    for name in pages:
+        _writable(out / name, "--out-dir")
     for name, text in pages.items():
         write_atomic(out / name, text)
         print(out / name)
-    return 0
+    return OK
 
 
 def _diff(args: argparse.Namespace) -> int:
     from . import diff, results
 
     old, new = results.load(args.old), results.load(args.new)
+    if args.output:
+        _writable(Path(args.output), "--output")
     text = diff.markdown(old, new, args.old, args.new)
     if args.output:
         from .atomic import write_atomic
 
         write_atomic(args.output, text)
     print(text, end="")
-    return 1 if diff.regressed(diff.compare(old, new)) else 0
+    return FOUND if diff.regressed(diff.compare(old, new)) else OK
 
 
 def _accept(args: argparse.Namespace) -> int:
@@ -85,7 +107,7 @@ def _accept(args: argparse.Namespace) -> int:
     left_out = sum(not in_matrix(cell_id) for cell_id in observed)
     print(f"{len(changes)} change(s) written to {exp.path}"
           + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else ""))
-    return 0
+    return OK
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -93,10 +115,11 @@ def _merge(args: argparse.Namespace) -> int:
     from .expectations import Expectations
 
     doc = results.merge(args.results, Expectations.load(args.expectations))
+    _writable(Path(args.out), "OUT")
     results.write(args.out, doc)
     s = doc["summary"]
     print(f"{args.out}: {s['cells']} cells from {len(args.results)} runs, {s['unexpected']} differ from expectations")
-    return 0
+    return OK
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -121,40 +144,70 @@ def _fuzz(args: argparse.Namespace) -> int:
             cell.stage, among=("export", cell.stage))
     print(json.dumps(outcome.to_dict(), indent=1, default=str))
     print(f"{cell.id}: {outcome.summary()}")
-    return 0 if outcome.kind == "passed" else 1
+    return OK if outcome.kind == "passed" else FOUND
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the matrix (pytest under xdist) and write its results file",
-                         epilog="Arguments it does not know go to pytest, e.g. --compat-accept or --compat-styles.")
-    run.add_argument("--results", help="results path (default: results/torch-<v>_triton-<v>_<gpu>.json)")
+def _pytest_options() -> str:
+    from .plugin import OPTIONS
+
+    lines = ["options it passes to pytest (the plugin's):"]
+    for flags, options in OPTIONS:
+        lines.append(f"  {flags[0]} {options.get('metavar', '')}".rstrip())
+        lines.append(f"      {options['help']}")
+    return "\n".join(lines)
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"triton-export-compat {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser(
+        "run", help="run the matrix (pytest under xdist) and write its results file",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the matrix and its fuzz tests (tests/test_matrix.py, tests/test_fuzz.py) under pytest-xdist. "
+                    "Arguments it does not know go to pytest.",
+        epilog=_pytest_options() + "\n\nexample: python -m compat run --compat-devices=cuda --compat-accept")
+    run.add_argument("--results", metavar="PATH",
+                     help=f"results file (default: {RUNS_DIR}/torch-<v>_triton-<v>_<gpu>.json; the committed results/ "
+                          f"change only when named here)")
     run.add_argument("-n", "--workers", default="auto", help="xdist workers (default: auto)")
     rep = sub.add_parser("report", help="render the support matrix (Markdown and HTML) from a results file")
     rep.add_argument("results", help="a results JSON written by a run")
-    rep.add_argument("--out-dir", default="docs", help="where the pages go (default: docs)")
-    dif = sub.add_parser("diff", help="list cells whose outcome changed between two results files")
-    dif.add_argument("old")
-    dif.add_argument("new")
-    dif.add_argument("--output", help="also write the Markdown here")
+    rep.add_argument("--out-dir", default=REPORT_DIR, metavar="DIR",
+                     help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)")
+    dif = sub.add_parser("diff", help="list cells whose outcome changed between two results files",
+                         description="Every cell whose outcome changed, grouped by severity, as Markdown; exit 1 when "
+                                     "anything regressed (newly broken, or now crashes or hangs).")
+    dif.add_argument("old", metavar="OLD.json", help="the results before (say, the current torch)")
+    dif.add_argument("new", metavar="NEW.json", help="the results after (say, the upgraded torch)")
+    dif.add_argument("--output", metavar="PATH", help="also write the Markdown to PATH")
     acc = sub.add_parser("accept", help="record the outcomes of a results file into the expectations file")
     acc.add_argument("results", help="a results JSON written by a run")
-    acc.add_argument("--expectations", default=str(ROOT / "expectations.yaml"),
+    acc.add_argument("--expectations", default=str(ROOT / "expectations.yaml"), metavar="PATH",
                      help="the expectations YAML to update (default: the project's)")
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
-    mer.add_argument("out", help="the merged results JSON to write")
-    mer.add_argument("results", nargs="+", help="results JSONs, oldest first (a later run's cell wins)")
-    mer.add_argument("--expectations", default=str(ROOT / "expectations.yaml"),
+    mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
+    mer.add_argument("results", nargs="+", metavar="RESULTS.json",
+                     help="results JSONs, oldest first (a later run's cell wins)")
+    mer.add_argument("--expectations", default=str(ROOT / "expectations.yaml"), metavar="PATH",
                      help="the expectations to recompute verdicts against (default: the project's)")
     fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
     fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
     fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
-    args, extra = parser.parse_known_args(argv)
+    return top
+
+
+def _prog() -> str:
+    name = Path(sys.argv[0]).name
+    return "python -m compat" if name in ("__main__.py", "-c", "") else name
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli = parser(_prog())
+    args, extra = cli.parse_known_args(argv)
     if extra and args.command != "run":
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        cli.error(f"unrecognized arguments: {' '.join(extra)}")  # exits 2
     try:
         if args.command == "run":
             return _run(args, extra)
@@ -162,16 +215,10 @@ def main(argv: list[str] | None = None) -> int:
             from .doctor import main as doctor
 
             return doctor()
-        if args.command == "accept":
-            return _accept(args)
-        if args.command == "merge":
-            return _merge(args)
-        if args.command == "fuzz":
-            return _fuzz(args)
-        return _report(args) if args.command == "report" else _diff(args)
+        return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "fuzz": _fuzz}[args.command](args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
 
 
 if __name__ == "__main__":

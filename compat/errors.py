@@ -15,3 +15,7 @@ class ExpectationsError(CompatError):
 
 class ResultsError(CompatError):
     """A results file that cannot be written or read."""
+
+
+class HarnessError(RuntimeError):
+    """The harness itself failed (a child could not resolve its cell, a bug of ours): never a cell's outcome."""

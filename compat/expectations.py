@@ -135,7 +135,8 @@ class Expectations:
     def load(cls, path: str | os.PathLike) -> "Expectations":
         path = Path(path)
         try:
-            data = yaml.safe_load(path.read_text())
+            with open(path) as f:  # a stream, so marks name the file
+                data = yaml.load(f, Loader=_UniqueKeyLoader)
         except OSError as exc:
             raise ExpectationsError(f"{path}: cannot read the expectations file: {exc.strerror}") from None
         except yaml.YAMLError as exc:
@@ -146,6 +147,22 @@ class Expectations:
     def lookup(self, cell_id: str, run: Run, section: str = "cells") -> Expectation | None:
         rows = self.rows.get((section, cell_id), []) + self.rows.get((section, any_dtype_key(cell_id)), [])
         return next((e for e in rows if e.applies(run)), None)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML that refuses a key given twice in one mapping: plain YAML keeps the later block, and a row edited
+    by hand in the earlier one would vanish without a word."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ExpectationsError(f"{key_node.start_mark.name}: duplicate key {key!r} on lines {seen[key]} and "
+                                        f"{line}; merge the two blocks into one")
+            seen[key] = line
+        return super().construct_mapping(node, deep)
 
 
 def validate(data: Any, where: str) -> None:

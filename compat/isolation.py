@@ -1,8 +1,12 @@
 """Run a piece of a cell in a child process, so a crash, hang or abort is that cell's outcome, not the run's end.
 
-The child appends to a journal (JSON lines) as it goes: `begin` before each phase, `end` with the phase's outcome
-after it. A phase that began and never ended is where the child died; the parent labels it `crashed` (signal or exit
-code) or `timed_out`.
+The child appends to a journal (JSON lines) as it goes: `ready` once its task's code is imported, `begin` before each
+phase, `end` with the phase's outcome after it. A phase that began and never ended is where the child died; the parent
+labels it `crashed` (signal or exit code) or `timed_out`.
+
+What fails outside every phase is the harness's own fault, never a cell's outcome: a child that dies before it is
+ready, or an exception that escapes the task (a cell id the child cannot resolve, a bug of ours). The child journals
+it as `harness_error`, and the parent raises HarnessError naming the cause.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import outcomes
+from .errors import HarnessError
 from .outcomes import Outcome
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -39,6 +44,13 @@ class Journal:
 
     def begin(self, phase: str) -> None:
         self._write({"event": "begin", "phase": phase, "t": time.time()})
+
+    def ready(self) -> None:
+        self._write({"event": "ready", "t": time.time()})
+
+    def harness_error(self, exc: BaseException) -> None:
+        self._write({"event": "harness_error", "t": time.time(),
+                     "error": f"{outcomes.exception_type_name(exc)}: {exc}"})
 
     def end(self, phase: str, outcome: Outcome) -> None:
         self._write({"event": "end", "phase": phase, "t": time.time(), "outcome": outcome.to_dict()})
@@ -64,20 +76,25 @@ class ChildResult:
     seconds: dict[str, float] = field(default_factory=dict)
     log: str = ""
     env: dict[str, str | None] = field(default_factory=dict)  # CHILD_ENV as the child saw it, and its pid
+    harness_error: str | None = None  # the harness failed in this child: no phase's outcome is the cell's
+    ready: bool = False  # the child imported its task's code
 
     def to_dict(self) -> dict[str, Any]:
         return {"phases": {name: o.to_dict() for name, o in self.phases.items()}, "seconds": self.seconds,
-                "log": self.log, "env": self.env}
+                "log": self.log, "env": self.env, "harness_error": self.harness_error}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ChildResult":
-        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"], d["env"])
+        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"], d["env"],
+                   d.get("harness_error"))
 
     def outcome(self, final: str, among: tuple[str, ...] | None = None) -> Outcome:
         """The first phase that did not pass, else `final`'s outcome (which holds its numerics).
 
         Phases are those up to `final`, or only those named in `among` when the child also did work for other cells;
         a phase that ended the child (crash, timeout) before `final` counts either way."""
+        if self.harness_error:
+            raise HarnessError(f"{self.harness_error} (child log: {self.log})")
         for name, outcome in self.phases.items():
             counts = among is None or name in among or outcome.kind in ("crashed", "timed_out")
             if counts and outcome.kind != "passed":
@@ -86,7 +103,8 @@ class ChildResult:
             if name == final:
                 return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
                                {**outcome.detail, "child": self.env})
-        raise RuntimeError(f"harness: the child never reached phase {final!r} (phases: {list(self.phases)})")
+        raise HarnessError(f"the child never reached phase {final!r} (phases: {list(self.phases)}; child log: "
+                           f"{self.log})")
 
 
 def read_journal(path: Path) -> ChildResult:
@@ -98,6 +116,10 @@ def read_journal(path: Path) -> ChildResult:
         entry = json.loads(line)
         if entry["event"] == "start":
             result.env = entry["env"]
+        elif entry["event"] == "ready":
+            result.ready = True
+        elif entry["event"] == "harness_error":
+            result.harness_error = entry["error"]
         elif entry["event"] == "begin":
             begun[entry["phase"]] = entry["t"]
             result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
@@ -146,20 +168,27 @@ def run_child(fn: str, args: dict[str, Any], *, workdir: Path, env: dict[str, st
         phase = unfinished[-1] if unfinished else "child (outside any phase)"
         if timed_out:
             died = outcomes.timed_out(timeout, phase, _tail(log))
-        elif rc:
-            died = outcomes.from_exit(rc, _tail(log), phase)
-        else:  # exited 0 with a phase open: the child's own bug
-            died = outcomes.from_exit(0, _tail(log), phase)
+        else:  # exited 0 with a phase open is the child's own bug
+            died = outcomes.from_exit(rc or 0, _tail(log), phase)
+        if not result.ready and not result.harness_error:
+            result.harness_error = (f"the child ended before its task began ({died.message}); its log ends: "
+                                    f"{_tail(log, 600).strip()}")
         result.phases[phase] = died
     return result
 
 
 def _child_main(task_path: str, journal_path: str) -> None:
-    task = json.loads(Path(task_path).read_text())
     journal = Journal(journal_path)
     journal._write({"event": "start", "env": {**{k: os.environ.get(k) for k in CHILD_ENV}, "pid": os.getpid()}})
-    module, _, name = task["fn"].rpartition(".")
-    getattr(importlib.import_module(module), name)(journal, **task["args"])
+    try:
+        task = json.loads(Path(task_path).read_text())
+        module, _, name = task["fn"].rpartition(".")
+        fn = getattr(importlib.import_module(module), name)
+        journal.ready()
+        fn(journal, **task["args"])  # every phase catches its own exceptions: what escapes is ours
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as the harness's failure, not the cell's
+        journal.harness_error(exc)
+        raise
 
 
 if __name__ == "__main__":

@@ -14,31 +14,37 @@ from pathlib import Path
 import pytest
 
 from .atomic import check_writable
-from .errors import CompatError
+from .errors import CompatError, HarnessError
 
 AXES = ("kernel", "style", "stage", "dtype", "device")
 RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
 
 
+# The plugin's options, declared once: pytest registers them, and `python -m compat run --help` lists them.
+OPTIONS = (
+    (("--compat-results",), dict(default="compat-results.json", metavar="PATH",
+                                 help="results JSON written at the end of the run (default: compat-results.json)")),
+    (("--compat-expectations",), dict(default=None, metavar="PATH",
+                                      help="expectations YAML (default: expectations.yaml in the rootdir)")),
+    (("--compat-accept",), dict(action="store_true", help="record observed outcomes into the expectations file "
+                                                          "instead of failing on differences")),
+    (("--compat-run-dir",), dict(default=None, metavar="DIR",
+                                 help="where children, artifacts, logs and caches go (default: a new temporary "
+                                      "directory, removed after a green run)")),
+    (("--compat-cells",), dict(default=None, metavar="FILE", help="run only the cell ids listed in FILE, one per "
+                                                                  "line (with the axis options, both apply)")),
+    (("--compat-fuzz-profile",), dict(default=None, metavar="NAME",
+                                      help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
+                                           "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")),
+    *((((f"--compat-{axis}s",), dict(default=None, metavar="NAMES",
+                                     help=f"comma-separated {axis} names to run (default: all)")) for axis in AXES)),
+)
+
+
 def pytest_addoption(parser):
-    g = parser.getgroup("compat", "triton-export-compat matrix")
-    g.addoption("--compat-results", default="compat-results.json", metavar="PATH",
-                help="results JSON written at the end of the run (default: compat-results.json)")
-    g.addoption("--compat-expectations", default=None, metavar="PATH",
-                help="expectations YAML (default: expectations.yaml in the rootdir)")
-    g.addoption("--compat-accept", action="store_true",
-                help="record observed outcomes into the expectations file instead of failing on differences")
-    g.addoption("--compat-run-dir", default=None, metavar="DIR",
-                help="where children, artifacts, logs and caches go (default: a new temporary directory, removed "
-                     "after a green run)")
-    g.addoption("--compat-cells", default=None, metavar="FILE",
-                help="run only the cell ids listed in FILE, one per line (with the axis options, both apply)")
-    g.addoption("--compat-fuzz-profile", default=None, metavar="NAME",
-                help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or thorough (100 "
-                     "examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")
-    for axis in AXES:
-        g.addoption(f"--compat-{axis}s", default=None, metavar="NAMES",
-                    help=f"comma-separated {axis} names to run (default: all)")
+    group = parser.getgroup("compat", "triton-export-compat matrix")
+    for flags, options in OPTIONS:
+        group.addoption(*flags, **options)
 
 
 class CompatRun:
@@ -90,6 +96,8 @@ class CompatRun:
         self.doc = None
         self.accepted: list[str] = []
         self.kept_run_dir = False
+        self.fuzz_collected = False  # the fuzz tests were collected (maybe as an empty parameter set)
+        self.harness_errors: list[dict] = []
 
     @functools.cached_property
     def env(self) -> dict:
@@ -113,7 +121,13 @@ class CompatRun:
         start = time.monotonic()
         reason = cell.unavailable_reason()
         run = STAGES[cell.stage].run if section == "cells" else fuzzing.run
-        outcome = skipped(reason) if reason else run(cell, self.session)
+        try:
+            outcome = skipped(reason) if reason else run(cell, self.session)
+        except HarnessError as exc:  # the harness failed, not the cell: never recorded as an outcome or accepted
+            node.user_properties.append(("compat_harness_error", {"id": cell.id, "section": section,
+                                                                   "error": str(exc)}))
+            pytest.fail(f"HARNESS ERROR in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}",
+                        pytrace=False)
         expectation = None if reason else self.expectations.lookup(cell.id, self.run, section)
         complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path,
                                                 section)
@@ -152,22 +166,30 @@ class CompatRun:
 
     def pytest_runtest_logreport(self, report):
         sections = {name: section for section, name in RECORD.items()}
+        self.fuzz_collected |= "::test_fuzz[" in report.nodeid  # also its empty-parameter-set placeholder
         for name, record in report.user_properties:
             if name in sections:  # by node and worker: under `--dist each` every worker runs every cell
                 self.records[sections[name]][(report.nodeid, record["worker"])] = record
+            elif name == "compat_harness_error" and record not in self.harness_errors:
+                self.harness_errors.append(record)
 
     def pytest_sessionfinish(self, session, exitstatus):
         if self.is_worker:
             return
         self._write_results()
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
-        self.kept_run_dir = exitstatus != 0 or not self.own_run_dir
+        self.kept_run_dir = not self.own_run_dir or (exitstatus != 0 and any(self.run_dir.iterdir()))
         if not self.kept_run_dir:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
+    def pytest_unconfigure(self, config):
+        # A run that ended before its session finished (a usage or internal error) leaves no empty run directory.
+        if not self.is_worker and self.own_run_dir and self.run_dir.is_dir() and not any(self.run_dir.iterdir()):
+            self.run_dir.rmdir()
+
     def _write_results(self):
-        if not any(self.records.values()):
-            return
+        if not (any(self.records.values()) or self.fuzz_collected or self.harness_errors):
+            return  # none of the plugin's tests ran: nothing to write about
         from . import results
         from .expectations import accept, measured_on
         from .outcomes import Outcome
@@ -181,16 +203,17 @@ class CompatRun:
                    "run_dir": str(self.run_dir),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile}
         self.doc = results.document(self.env, cells, build_counts(self.run_dir), time.monotonic() - self.started,
-                                    options, fuzz=list(self.records["fuzz"].values()))
+                                    options, fuzz=list(self.records["fuzz"].values()),
+                                    harness_errors=self.harness_errors, fuzz_collected=self.fuzz_collected)
         results.write(self.results_path, self.doc)
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.doc is None:
             return
-        from .report import summary_lines
+        from .summary import summary_lines
 
         terminalreporter.section("triton-export-compat matrix")
-        for line in summary_lines(self.doc, str(self.results_path)):
+        for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
             terminalreporter.write_line(line)
         for change in self.accepted:
             terminalreporter.write_line(f"accepted: {change}")
@@ -249,13 +272,13 @@ TEST_GROUPS = re.compile(r"::(?P<test>test_cell|test_fuzz)\[(?P<cell>[^\]]+)\]")
 
 def shared_child_group(nodeid: str) -> str | None:
     """The group whose tests share one child process: a matrix cell's probe group, a fuzz cell's fuzz group."""
-    from .cells import parse_cell_id
+    from .cells import in_matrix, parse_cell_id
     from .fuzzing import fuzz_group
     from .session import probe_group
     from .stages import STAGES
 
     m = TEST_GROUPS.search(nodeid)
-    if m is None:
+    if m is None or not in_matrix(m["cell"]):  # an empty parameter set's NOTSET placeholder is no cell
         return None
     cell = parse_cell_id(m["cell"], "xdist scheduler")
     if m["test"] == "test_fuzz":

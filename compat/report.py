@@ -16,12 +16,8 @@ from .outcomes import Outcome
 
 KIND_LABEL = {"passed": "passes", "failed": "fails", "mismatch": "mismatch", "crashed": "crashed",
               "timed_out": "timed out", "skipped": "skipped"}
-SHORT = {"passed": "pass", "failed": "fail", "mismatch": "mism", "crashed": "crash", "timed_out": "time",
-         "skipped": "skip"}
 ICON = {"passed": "✅", "failed": "❌", "mismatch": "≠", "crashed": "💥", "timed_out": "⏱", "skipped": "⏭"}
 UNEXPECTED = "❗"
-LEGEND = ("pass = passed, fail = failed as expected, mism = numerics mismatch, crash = crashed, time = timed out, "
-          "skip = skipped (environment); '!' marks an outcome that differs from its expectation (the gate fails)")
 
 
 def first_line(cell: dict[str, Any]) -> str | None:
@@ -42,6 +38,7 @@ class CellView:
     id: str
     kind: str
     unexpected: bool
+    expected: bool  # an expectation row applied to this run
     first_line: str | None
     error_type: str | None
     reason: str | None
@@ -55,7 +52,8 @@ class CellView:
     def of(cls, cell: dict[str, Any]) -> "CellView":
         o, row = cell["outcome"], cell.get("expected") or {}
         errs = [n["max_rel_err"] for n in o.get("numerics") or [] if "max_rel_err" in n]
-        return cls(cell["id"], o["kind"], bool(cell.get("verdict")), first_line(cell), o.get("error_type"),
+        return cls(cell["id"], o["kind"], bool(cell.get("verdict")), bool(cell.get("expected")), first_line(cell),
+                   o.get("error_type"),
                    row.get("reason"), row.get("rewrite"), provenance_text(row.get("provenance")),
                    max(errs) if errs else None, o["detail"].get("remedy"), o["detail"].get("environment_failure"))
 
@@ -149,42 +147,11 @@ class Matrix:
         return text
 
 
-# ---- terminal ---------------------------------------------------------------------------------------------------
-
-def fuzz_lines(doc: dict[str, Any]) -> list[str]:
-    """The fuzz tests in a few lines: totals, then every cell that did not pass or differs from its expectation."""
-    if not doc.get("fuzz"):
-        return []
+def fuzz_headline(doc: dict[str, Any]) -> str:
     s = doc["summary"]["fuzz"]
     counts = ", ".join(f"{n} {KIND_LABEL[k]}" for k, n in s["by_outcome"].items() if n)
-    lines = [f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
-             f"generated examples; {counts}; {s['unexpected']} unexpected"]
-    for f in doc["fuzz"]:
-        outcome = Outcome.from_dict(f["outcome"])
-        if f["verdict"] or outcome.kind != "passed":
-            lines.append(f"  {'!' if f['verdict'] else ''}{f['id']}: {outcome.summary()[:160]}")
-    return lines
-
-
-def summary_lines(doc: dict[str, Any], results_path: str | None = None) -> list[str]:
-    if not doc["cells"]:
-        return fuzz_lines(doc) + ([f"results: {results_path}"] if results_path else [])
-    m = Matrix(doc)
-    width = max([len(f"{r.kernel}/{r.style}/{r.dtype}/{r.device}") for r in m.rows] + [4])
-    cols = [max(len(s), 6) for s in m.stages]
-    lines = [m.header(), " ".join([" " * width] + [s.ljust(w) for s, w in zip(m.stages, cols)]).rstrip()]
-    for r in m.rows:
-        marks = [("!" if c.unexpected else "") + SHORT[c.kind] if c else "" for c in map(r.cells.get, m.stages)]
-        lines.append(" ".join([f"{r.kernel}/{r.style}/{r.dtype}/{r.device}".ljust(width)]
-                              + [x.ljust(w) for x, w in zip(marks, cols)]).rstrip())
-    lines += [LEGEND, m.totals()]
-    cells = [c for r in m.rows for c in r.cells.values()]
-    lines += [f"ENVIRONMENT FAILURE: {e}" for e in sorted({c.environment for c in cells if c.environment})]
-    lines += [f"REMEDY: {r}" for r in sorted({c.remedy for c in cells if c.remedy})]
-    lines += fuzz_lines(doc)
-    if results_path:
-        lines.append(f"results: {results_path}")
-    return lines
+    return (f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
+            f"generated examples; {counts}; {s['unexpected']} unexpected")
 
 
 # ---- Markdown ---------------------------------------------------------------------------------------------------
@@ -234,7 +201,7 @@ def markdown(doc: dict[str, Any], source: str) -> str:
 def _fuzz_markdown(doc: dict[str, Any]) -> list[str]:
     if not doc.get("fuzz"):
         return []
-    out = ["## Generated inputs (fuzz tests)", "", *(f"{line}  " for line in fuzz_lines(doc)[:1]), "",
+    out = ["## Generated inputs (fuzz tests)", "", f"{fuzz_headline(doc)}  ", "",
            "Each passing cell's artifact, built from the op alone, run on Hypothesis-generated inputs against eager "
            "PyTorch: examples run, the largest errors seen, and what it did with non-contiguous inputs (refused, "
            "per layout; a layout not listed gave eager's values).", "",

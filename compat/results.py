@@ -23,9 +23,12 @@ def fuzz_summary(fuzz: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str, Any], wall_seconds: float,
-             options: dict[str, Any], fuzz: list[dict[str, Any]] = ()) -> dict[str, Any]:
+             options: dict[str, Any], fuzz: list[dict[str, Any]] = (), harness_errors: list[dict[str, Any]] = (),
+             fuzz_collected: bool = False) -> dict[str, Any]:
     """The run's document. `fuzz`: the fuzz tests' records (same shape as cells), each outcome's detail holding its
-    tally: examples run, how many had something to compare, max abs and rel error, refusals per layout."""
+    tally: examples run, how many had something to compare, max abs and rel error, refusals per layout.
+    `harness_errors`: tests the harness itself failed (id, section, error), which have no outcome.
+    `fuzz_collected`: the fuzz tests were part of the run, even if no cell was expected to pass."""
     cells = sorted(cells, key=lambda c: c["id"])
     fuzz = sorted(fuzz, key=lambda c: c["id"])
     by_outcome = Counter(c["outcome"]["kind"] for c in cells)
@@ -41,10 +44,12 @@ def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str,
             "cells_per_gpu": dict(sorted(Counter(c["gpu"] for c in cells if c.get("gpu")).items())),
             "wall_seconds": round(wall_seconds, 1),
             **builds,
-            "fuzz": fuzz_summary(fuzz),
+            "fuzz": {**fuzz_summary(fuzz), "collected": bool(fuzz or fuzz_collected)},
+            "harness_errors": len(harness_errors),
         },
         "cells": cells,
         "fuzz": fuzz,
+        "harness_errors": list(harness_errors),
     }
 
 
@@ -108,4 +113,34 @@ def load(path: str | Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise ResultsError(f"{path}: results schema {got!r}; this version reads schema {SCHEMA}")
+    _check_shape(doc, path)
     return doc
+
+
+# What every reader of a results file relies on: (key, type) at the top, in the environment, and in each record.
+TOP = (("environment", dict), ("options", dict), ("summary", dict), ("cells", list))
+ENVIRONMENT = (("torch", str), ("triton", str), ("gpus", list), ("date", str))
+RECORD = (("id", str), ("axes", dict), ("outcome", dict), ("verdict", (str, type(None))))
+
+
+def _check_shape(doc: dict[str, Any], path: Path) -> None:
+    def need(mapping: dict, keys, where: str) -> None:
+        for key, kind in keys:
+            if not isinstance(mapping.get(key), kind):
+                what = "missing" if key not in mapping else f"a {type(mapping[key]).__name__}, not the expected type"
+                raise ResultsError(f"{path}: not a results file written by a run: {where}{key!r} is {what}")
+
+    need(doc, TOP, "")
+    need(doc["environment"], ENVIRONMENT, "environment.")
+    for section in ("cells", "fuzz"):
+        records = doc.get(section, [])
+        if not isinstance(records, list):
+            raise ResultsError(f"{path}: not a results file written by a run: {section!r} is not a list")
+        for i, record in enumerate(records):
+            if not isinstance(record, dict):
+                raise ResultsError(f"{path}: not a results file written by a run: {section}[{i}] is not a mapping")
+            need(record, RECORD, f"{section}[{i}].")
+            try:
+                Outcome.from_dict(record["outcome"])
+            except (TypeError, ValueError) as exc:
+                raise ResultsError(f"{path}: {section}[{i}] ({record['id']}): not an outcome: {exc}") from None

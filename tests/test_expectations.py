@@ -234,3 +234,11 @@ def test_a_malformed_fuzz_section_names_the_problem(tmp_path):
     path.write_text(dump({"schema": 1, "cells": {}, "fuzzing": {}}))
     with pytest.raises(ExpectationsError, match="optionally 'fuzz'"):
         Expectations.load(path)
+
+
+def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path):
+    path = tmp_path / "expectations.yaml"
+    row = "  - torch: '>=2.0'\n    outcome: passed\n    provenance: {documented: x}\n"
+    path.write_text(f"schema: 1\ncells:\n  {CELL}:\n{row}  {CELL}:\n{row}")
+    with pytest.raises(ExpectationsError, match=rf"expectations.yaml: duplicate key '{CELL}' on lines 3 and 7"):
+        Expectations.load(path)

@@ -42,11 +42,13 @@ def test_only_known_kinds_and_round_trip():
         assert o.first_line == "first"
 
 
-ENV = {"torch": "2.13.0", "triton": "3.7.1", "cuda": None, "gpus": [], "driver": None}
+ENV = {"torch": "2.13.0", "triton": "3.7.1", "cuda": None, "gpus": [], "driver": None,
+       "date": "2026-11-22T12:00:00+00:00"}
 
 
 def cell(kind, verdict=None):
-    return {"id": f"silu-raw_jit-{kind}-bfloat16-cpu", "outcome": Outcome(kind).to_dict(), "verdict": verdict}
+    axes = {"kernel": "silu", "style": "raw_jit", "stage": kind, "dtype": "bfloat16", "device": "cpu"}
+    return {"id": "-".join(axes.values()), "axes": axes, "outcome": Outcome(kind).to_dict(), "verdict": verdict}
 
 
 def test_results_document_counts_every_kind(tmp_path):

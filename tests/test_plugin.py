@@ -40,7 +40,7 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
     assert cell["id"] == CELL and cell["outcome"]["kind"] == "passed" and cell["verdict"] is None
     assert [n["input"] for n in cell["outcome"]["numerics"]] == ["batch 1", "batch 37", "batch 1024"]
     assert doc["environment"]["torch"] and doc["summary"]["cells"] == 1
-    result.stdout.fnmatch_lines(["*triton-export-compat matrix*", "*silu/raw_jit/float32/cpu_interpret*pass*"])
+    result.stdout.fnmatch_lines(["*triton-export-compat matrix*", "silu on cpu_interpret e", "  raw_jit f32 * ok"])
     assert not Path(doc["options"]["run_dir"]).exists()  # a green run leaves no packages or caches behind
 
 
@@ -152,12 +152,61 @@ def test_a_passing_cell_is_fuzzed_and_its_example_count_lands_in_the_results(pro
     result.stdout.fnmatch_lines(["*fuzz (ci profile): 1 cells, * generated examples; 1 passes; 0 unexpected*"])
 
 
-def test_only_cells_expected_to_pass_here_are_fuzzed(project):
+def test_only_cells_expected_to_pass_here_are_fuzzed_and_a_run_that_fuzzed_nothing_says_so(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "x",
                              "reason": "a stand-in failure", "provenance": PROVENANCE}]})
-    result = run(project, "-rs", tests=("test_fuzz.py",))
+    result = run(project, "-rs", "--compat-results=r.json", tests=("test_fuzz.py",))
     result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["fuzz: nothing fuzzed: no cell is expected to pass on this run (torch *"])
     result.stdout.fnmatch_lines(["*got empty parameter set*"])
+    doc = json.loads((project.path / "r.json").read_text())
+    assert doc["fuzz"] == [] and doc["summary"]["fuzz"]["collected"]
+
+
+def test_a_version_without_rows_runs_every_cell_under_xdist_and_reports_no_expectation(project, monkeypatch):
+    # Rows for another torch only, as after an upgrade: no cell is expected to pass, so the fuzz tests' parameter
+    # set is empty. Under xdist that placeholder (NOTSET) once crashed the scheduler before any cell ran.
+    monkeypatch.setenv("TMPDIR", str(project.path / "tmp"))
+    (project.path / "tmp").mkdir()
+    expect(project, {CELL: [{"torch": "==1.0.*", "outcome": "passed", "provenance": PROVENANCE}]})
+    two = ["--compat-styles=raw_jit,triton_op"]
+    result = run(project, "-n", "2", "--compat-results=r.json", *two, tests=("test_matrix.py", "test_fuzz.py"))
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*silu-raw_jit-eager-float32-cpu_interpret: no expectation for torch *",
+                                 "*2 cells ran here: 0 as expected*2 differ from their expectations*",
+                                 "*?P*", "fuzz: nothing fuzzed*"])
+    doc = json.loads((project.path / "r.json").read_text())
+    assert sorted(c["id"] for c in doc["cells"]) == [CELL, CELL.replace("raw_jit", "triton_op")]
+    assert all(c["expected"] is None and "no expectation" in c["verdict"] for c in doc["cells"])
+    kept = [p for p in (project.path / "tmp").iterdir() if p.name.startswith("compat-run-")]
+    assert all(any(p.iterdir()) for p in kept)  # a failed run keeps its logs; never an empty run directory
+
+
+USER_KERNEL = """
+from compat.kernels import KERNELS, Kernel, _silu_reference, _unary_signature, launch_silu, silu_kernel
+
+KERNELS["my_silu"] = Kernel(name="my_silu", doc="a user's kernel, declared where the children cannot see it",
+                            jit=silu_kernel, launch=launch_silu, reference=_silu_reference,
+                            signature=_unary_signature, dtypes=("float32",))
+"""
+
+
+def test_a_cell_the_child_cannot_resolve_is_a_harness_error_never_an_outcome_or_accepted(project):
+    project.makeconftest('pytest_plugins = ("compat.plugin",)\n' + USER_KERNEL)
+    expect(project, {})
+    before = (project.path / "expectations.yaml").read_text()
+    mine = ["--compat-kernels=my_silu", "--compat-styles=raw_jit", "--compat-stages=eager",
+            "--compat-devices=cpu_interpret", "--compat-results=r.json"]
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "-n", "2", "--compat-accept",
+                                          *mine)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*HARNESS ERROR in my_silu-raw_jit-eager-float32-cpu_interpret (not the cell's "
+                                 "outcome; nothing recorded or accepted)*unknown kernel name(s) 'my_silu'*"])
+    assert (project.path / "expectations.yaml").read_text() == before  # nothing accepted
+    doc = json.loads((project.path / "r.json").read_text())
+    assert doc["cells"] == [] and [e["id"] for e in doc["harness_errors"]] == ["my_silu-raw_jit-eager-float32-"
+                                                                               "cpu_interpret"]
 
 
 def test_an_unknown_fuzz_profile_is_a_usage_error(project, monkeypatch):

@@ -1,0 +1,93 @@
+"""The command line as a user meets it: defaults that never overwrite committed files, bad input named with exit 2,
+one rule for exit codes, and help that says what each command and option does."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat import __main__ as cli
+from compat import __version__
+
+from .docs_fixtures import writeup
+
+ROOT = Path(__file__).resolve().parent.parent
+NOT_RESULTS = {"schema": 1}  # valid JSON, the right schema, and still no results file
+
+
+def write(tmp_path, name, doc) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_run_writes_to_the_users_runs_folder_never_the_committed_results(monkeypatch, tmp_path):
+    import pytest as real_pytest
+
+    seen = []
+    monkeypatch.setattr(real_pytest, "main", lambda args: seen.append(args) or 0)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run"]) == 0
+    (results,) = [a for a in seen[0] if a.startswith("--compat-results=")]
+    assert results.startswith(f"--compat-results={cli.RUNS_DIR}/torch-") and "results/" not in results.split("=")[1][:8]
+    assert cli.main(["run", "--results", "results/mine.json"]) == 0  # the committed folder only when named
+    assert "--compat-results=results/mine.json" in seen[1]
+
+
+@pytest.mark.parametrize("pytest_code, ours", [(0, 0), (1, 1), (2, 130), (3, 3), (4, 2), (5, 2)])
+def test_run_follows_the_one_exit_code_rule(monkeypatch, pytest_code, ours):
+    import pytest as real_pytest
+
+    monkeypatch.setattr(real_pytest, "main", lambda args: pytest_code)
+    assert cli.main(["run", "--results", "x.json"]) == ours
+
+
+def test_report_writes_to_the_users_report_folder_unless_told_docs(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    results = write(tmp_path, "r.json", writeup())
+    assert cli.main(["report", results]) == 0
+    assert sorted(p.name for p in (tmp_path / cli.REPORT_DIR).iterdir()) == sorted(cli.DOCS.values())
+    assert not (tmp_path / "docs").exists()
+
+
+@pytest.mark.parametrize("command", [["report", "{r}"], ["diff", "{r}", "{r}"], ["accept", "{r}"],
+                                     ["merge", "{tmp}/out.json", "{r}"]])
+def test_a_json_file_that_is_no_results_file_is_named_with_exit_2(tmp_path, capsys, command):
+    bad = write(tmp_path, "not-results.json", NOT_RESULTS)
+    args = [a.format(r=bad, tmp=tmp_path) for a in command]
+    assert cli.main(args) == 2
+    assert "not-results.json: not a results file written by a run: 'environment' is missing" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_diff_output_to_a_folder_that_cannot_be_written_is_exit_2_and_writes_nothing(tmp_path, capsys):
+    results = write(tmp_path, "r.json", writeup())
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    assert cli.main(["diff", results, results, "--output", str(tmp_path / "blocker" / "d.md")]) == 2
+    err = capsys.readouterr().err
+    assert "--output" in err and "cannot be written" in err and "Traceback" not in err
+
+
+def test_help_describes_the_tool_the_diff_arguments_and_the_forwarded_options(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    top = capsys.readouterr().out
+    assert "which ways of wrapping a Triton kernel" in top and "Exit status" in top
+    with pytest.raises(SystemExit):
+        cli.main(["diff", "--help"])
+    assert "the results before" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    assert "--compat-stages" in capsys.readouterr().out
+
+
+def test_version_and_the_installed_script_name_itself(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "compat", "--version"], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == f"triton-export-compat {__version__}"
+    script = Path(sys.executable).parent / "triton-export-compat"
+    if not script.exists():
+        pytest.skip("the package is not installed in this environment (pip install -e .)")
+    usage = subprocess.run([str(script), "bogus"], capture_output=True, text=True, cwd=tmp_path)
+    assert usage.returncode == 2 and usage.stderr.startswith("usage: triton-export-compat")
