@@ -128,9 +128,8 @@ def _fuzz(args: argparse.Namespace) -> int:
     import tempfile
 
     from .cells import parse_cell_id
-    from .fuzzing import fuzz_task
-    from .isolation import run_child
-    from .session import child_env
+    from .launcher import Launcher
+    from .session import child_env, fuzz_task
     from .strategies import DEFAULT_PROFILE, Example
 
     cell = parse_cell_id(args.cell, "python -m compat fuzz")
@@ -138,17 +137,21 @@ def _fuzz(args: argparse.Namespace) -> int:
         Example.from_json(args.example)
     except (ValueError, KeyError, TypeError) as exc:
         raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer")
-    fn, task, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
+    task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
     with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
-        outcome = run_child(fn, task, workdir=Path(workdir), env=child_env(cell), timeout=timeout).outcome(
-            cell.stage, among=("export", cell.stage))
+        launcher = Launcher(Path(workdir))
+        try:
+            outcome = launcher.run(task, {"cell": cell.id, **task_args}, workdir=Path(workdir) / "child",
+                                   env=child_env(cell), timeout=timeout).outcome(cell.stage, among=("export", cell.stage))
+        finally:
+            launcher.close()
     print(json.dumps(outcome.to_dict(), indent=1, default=str))
     print(f"{cell.id}: {outcome.summary()}")
     return OK if outcome.kind == "passed" else FOUND
 
 
 def _pytest_options() -> str:
-    from .plugin import OPTIONS
+    from .options import OPTIONS
 
     lines = ["options it passes to pytest (the plugin's):"]
     for flags, options in OPTIONS:

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .errors import RegistryError
+from .kernels import KERNELS
+from .stages import STAGES
+from .styles import STYLES
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,7 @@ class Cell:
 
     def unavailable_reason(self) -> str | None:
         """Why this machine cannot run the cell (a skip, never an expectation): no GPU, or no API the kernel needs."""
-        from .kernels import KERNELS
-
+    
         return DEVICES[self.device].unavailable_reason() or KERNELS[self.kernel].requires(self.device)
 
     def axes(self) -> dict[str, str]:
@@ -73,9 +75,6 @@ class Cell:
 @functools.cache
 def registries() -> dict[str, tuple[str, ...]]:
     """Valid names per axis, in declaration order."""
-    from .kernels import KERNELS
-    from .stages import STAGES
-    from .styles import STYLES
 
     dtypes = tuple(dict.fromkeys(d for k in KERNELS.values() for d in k.dtypes))
     return {"kernel": tuple(KERNELS), "style": tuple(STYLES), "stage": tuple(STAGES), "dtype": dtypes,
@@ -92,9 +91,6 @@ def check_names(axis: str, names: Iterable[str], where: str) -> None:
 
 def applicable(cell: Cell) -> bool:
     """Whether the cell is in the matrix: the kernel admits the style, the stage the style, the device the style."""
-    from .kernels import KERNELS
-    from .stages import STAGES
-    from .styles import STYLES
 
     style, stage, kernel, device = STYLES[cell.style], STAGES[cell.stage], KERNELS[cell.kernel], DEVICES[cell.device]
     return (style.applies_to(kernel) and cell.dtype in kernel.dtypes and cell.dtype in (device.dtypes or kernel.dtypes)
@@ -129,7 +125,6 @@ def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
 
     Stage-major, AOTI stages first: xdist hands cells out in this order, so the long export + AOTI builds of
     different cells start on different workers at once instead of queueing behind one another's locks."""
-    from .stages import STAGES
 
     select = select or {}
     reg = registries()

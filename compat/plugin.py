@@ -1,12 +1,18 @@
-"""The pytest plugin: parametrizes `test_cell` over the matrix, gates each outcome on its expectation, and writes the
-results file and the matrix summary at the end of the run (in the xdist controller, from the workers' reports)."""
+"""The pytest plugin: parametrizes `test_cell` over the matrix (and `test_fuzz` over its passing cells), gates each
+outcome on its expectation, and writes the results file and the matrix summary at the end of the run (in the xdist
+controller, from the workers' reports). An interrupted run (SIGINT, SIGTERM) stops every child, writes what it
+measured, marked as interrupted, and leaves no process behind."""
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -15,36 +21,19 @@ import pytest
 
 from .atomic import check_writable
 from .errors import CompatError, HarnessError
+from .options import AXES, OPTIONS
 
-AXES = ("kernel", "style", "stage", "dtype", "device")
 RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
-
-
-# The plugin's options, declared once: pytest registers them, and `python -m compat run --help` lists them.
-OPTIONS = (
-    (("--compat-results",), dict(default="compat-results.json", metavar="PATH",
-                                 help="results JSON written at the end of the run (default: compat-results.json)")),
-    (("--compat-expectations",), dict(default=None, metavar="PATH",
-                                      help="expectations YAML (default: expectations.yaml in the rootdir)")),
-    (("--compat-accept",), dict(action="store_true", help="record observed outcomes into the expectations file "
-                                                          "instead of failing on differences")),
-    (("--compat-run-dir",), dict(default=None, metavar="DIR",
-                                 help="where children, artifacts, logs and caches go (default: a new temporary "
-                                      "directory, removed after a green run)")),
-    (("--compat-cells",), dict(default=None, metavar="FILE", help="run only the cell ids listed in FILE, one per "
-                                                                  "line (with the axis options, both apply)")),
-    (("--compat-fuzz-profile",), dict(default=None, metavar="NAME",
-                                      help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
-                                           "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")),
-    *((((f"--compat-{axis}s",), dict(default=None, metavar="NAMES",
-                                     help=f"comma-separated {axis} names to run (default: all)")) for axis in AXES)),
-)
+ISA_FILE = "isa.json"  # in the run directory: the CPU ISAs Inductor detected, once per run
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("compat", "triton-export-compat matrix")
     for flags, options in OPTIONS:
         group.addoption(*flags, **options)
+    parser.addini("compat_cases", type="args", default=[],
+                  help="modules that declare your own kernels (imported here and in every child before any cell "
+                       "is resolved), e.g. mypkg.compat_cases")
 
 
 class CompatRun:
@@ -54,8 +43,15 @@ class CompatRun:
         from .expectations import Expectations
 
         self.config = config
+        self.cases = tuple(config.getini("compat_cases"))
+        for module in self.cases:  # before any name is checked: they add kernels to the registries
+            try:
+                importlib.import_module(module)
+            except Exception as exc:  # noqa: BLE001 - any failure to import is the user's to see, named
+                raise CompatError(f"compat_cases: cannot import {module!r}: {type(exc).__name__}: {exc}") from None
         self.accept = config.getoption("compat_accept")
         self.is_worker = hasattr(config, "workerinput")
+        self.has_workers = False  # xdist workers run the cells (known at session start)
         path = config.getoption("compat_expectations") or Path(config.rootpath) / "expectations.yaml"
         self.expectations = Expectations.load(path)
         self.select = {}
@@ -71,6 +67,7 @@ class CompatRun:
 
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
+        self.isa_detection = None  # the process that detects the CPU ISAs once per run (forked children only)
         if self.is_worker:
             self.run_dir = Path(config.workerinput["compat_run_dir"])
             if "compat_gpu" in config.workerinput:  # before anything in this worker initialises CUDA
@@ -84,6 +81,7 @@ class CompatRun:
                                         f"no cell was run") from None
             given = config.getoption("compat_run_dir")
             self.run_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix="compat-run-"))
+            self.run_dir.mkdir(parents=True, exist_ok=True)
             self.own_run_dir = not given
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
@@ -98,6 +96,7 @@ class CompatRun:
         self.kept_run_dir = False
         self.fuzz_collected = False  # the fuzz tests were collected (maybe as an empty parameter set)
         self.harness_errors: list[dict] = []
+        self.interrupted: str | None = None
 
     @functools.cached_property
     def env(self) -> dict:
@@ -111,18 +110,22 @@ class CompatRun:
 
         return Run.from_env(self.env)
 
+    @functools.cached_property
+    def selected(self) -> list:
+        from .cells import matrix
+
+        return [c for c in matrix(self.select) if self.only is None or c.id in self.only]
+
     def check(self, cell, node, section: str = "cells") -> None:
         """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
-        from . import fuzzing
         from .expectations import verdict
         from .outcomes import skipped
-        from .stages import STAGES
 
         start = time.monotonic()
         reason = cell.unavailable_reason()
-        run = STAGES[cell.stage].run if section == "cells" else fuzzing.run
+        run = self.session.outcome if section == "cells" else self.session.fuzz_outcome
         try:
-            outcome = skipped(reason) if reason else run(cell, self.session)
+            outcome = skipped(reason) if reason else run(cell)
         except HarnessError as exc:  # the harness failed, not the cell: never recorded as an outcome or accepted
             node.user_properties.append(("compat_harness_error", {"id": cell.id, "section": section,
                                                                    "error": str(exc)}))
@@ -147,22 +150,48 @@ class CompatRun:
         if complaint and not self.accept:
             pytest.fail(complaint, pytrace=False)
 
-
     # ---- hooks (this object is registered as a plugin) ----
 
-    def pytest_collection_finish(self, session):
-        from .session import RunSession
+    def pytest_sessionstart(self, session):
+        if self.is_worker:
+            return
+        self.has_workers = self.config.pluginmanager.has_plugin("dsession")
+        # SIGTERM ends the run as ^C does: children stopped, results written, nothing left running.
+        signal.signal(signal.SIGTERM, _interrupt)
 
+    def start_isa_detection(self, nodeids) -> None:
+        """Once the tests are known: if any will compile an AOTI package, find the CPU ISAs now, once, in the
+        background (forked children wait for it; fresh ones detect on their own, the old way)."""
+        from .launcher import start_isa_detection
+        from .stages import STAGES
+
+        tests = [found for found in map(cell_of, nodeids) if found]
+        if self.isa_detection is None and self.config.getoption("compat_children") == "forked" and any(
+                STAGES[cell.stage].packaged for cell, _ in tests):
+            self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self.start_isa_detection(ids)
+
+    def pytest_collection_finish(self, session):
         from .cells import Cell
+        from .launcher import Launcher
+        from .session import RunSession
 
         def params(name):  # an empty parameter set leaves a NOTSET placeholder, not a cell
             return [item.callspec.params[name] for item in session.items if hasattr(item, "callspec")
                     and isinstance(item.callspec.params.get(name), Cell)]
 
+        if not self.is_worker:
+            self.start_isa_detection([item.nodeid for item in session.items])
         fuzz_cells = params("fuzz_cell")
         known = {c.id: [e.row["example"] for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
                         if e is not None and "example" in e.row] for c in fuzz_cells}
-        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known)
+        # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
+        launcher = Launcher(self.run_dir, self.config.getoption("compat_children"), imports=self.cases,
+                            paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE))
+        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
 
     def pytest_runtest_logreport(self, report):
         sections = {name: section for section, name in RECORD.items()}
@@ -173,9 +202,21 @@ class CompatRun:
             elif name == "compat_harness_error" and record not in self.harness_errors:
                 self.harness_errors.append(record)
 
+    @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
     def pytest_sessionfinish(self, session, exitstatus):
+        from .launcher import INTERRUPTED
+
+        if self.session is not None:
+            self.session.close()
         if self.is_worker:
             return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.interrupted = "interrupted (SIGINT or SIGTERM): the cells done so far"
+            (self.run_dir / INTERRUPTED).touch()  # workers then take their children's deaths as the stop
+            _stop_descendants(below_workers=self.has_workers)
+        if self.isa_detection is not None and self.isa_detection.poll() is None:
+            self.isa_detection.kill()
+            self.isa_detection.wait()
         self._write_results()
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
         self.kept_run_dir = not self.own_run_dir or (exitstatus != 0 and any(self.run_dir.iterdir()))
@@ -183,12 +224,15 @@ class CompatRun:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def pytest_unconfigure(self, config):
+        if self.is_worker:
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         # A run that ended before its session finished (a usage or internal error) leaves no empty run directory.
-        if not self.is_worker and self.own_run_dir and self.run_dir.is_dir() and not any(self.run_dir.iterdir()):
+        if self.own_run_dir and self.run_dir.is_dir() and not any(self.run_dir.iterdir()):
             self.run_dir.rmdir()
 
     def _write_results(self):
-        if not (any(self.records.values()) or self.fuzz_collected or self.harness_errors):
+        if not (any(self.records.values()) or self.fuzz_collected or self.harness_errors or self.interrupted):
             return  # none of the plugin's tests ran: nothing to write about
         from . import results
         from .expectations import accept, measured_on
@@ -196,15 +240,18 @@ class CompatRun:
         from .session import build_counts
 
         cells = list(self.records["cells"].values())
-        if self.accept:
+        if self.accept and not self.interrupted:
             observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
             self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env))
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
-                   "run_dir": str(self.run_dir),
-                   "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile}
-        self.doc = results.document(self.env, cells, build_counts(self.run_dir), time.monotonic() - self.started,
-                                    options, fuzz=list(self.records["fuzz"].values()),
-                                    harness_errors=self.harness_errors, fuzz_collected=self.fuzz_collected)
+                   "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
+                   "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
+                   "interrupted": self.interrupted}
+        counts = build_counts(self.run_dir)
+        counts["children"]["interpreters"] += self.isa_detection is not None  # the ISA detection's own
+        self.doc = results.document(self.env, cells, counts, time.monotonic() - self.started, options,
+                                    fuzz=list(self.records["fuzz"].values()), harness_errors=self.harness_errors,
+                                    fuzz_collected=self.fuzz_collected)
         results.write(self.results_path, self.doc)
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -213,18 +260,54 @@ class CompatRun:
         from .summary import summary_lines
 
         terminalreporter.section("triton-export-compat matrix")
+        if self.interrupted:
+            terminalreporter.write_line(f"INTERRUPTED: {self.results_path} holds {self.interrupted}")
         for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
             terminalreporter.write_line(line)
         for change in self.accepted:
             terminalreporter.write_line(f"accepted: {change}")
         if self.accept:
             terminalreporter.write_line(f"--compat-accept: {len(self.accepted)} change(s) written to "
-                                        f"{self.expectations.path}")
+                                        f"{self.expectations.path}" + (" (none: the run was interrupted)"
+                                                                       if self.interrupted else ""))
         if self.kept_run_dir:
             terminalreporter.write_line(f"run directory (child logs, artifacts): {self.run_dir}")
 
 
 _KEY = pytest.StashKey[CompatRun]()
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _stop_descendants(below_workers: bool) -> None:
+    """Kill every process this run started below its xdist workers (warm servers, children, their compilers), or
+    below this process when it has no workers; the workers themselves are xdist's to stop. Linux: read from /proc."""
+    if not sys.platform.startswith("linux"):
+        return
+    for _ in range(3):  # a server may fork once more before it dies
+        children: dict[int, list[int]] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        roots = children.get(os.getpid(), []) if below_workers else [os.getpid()]
+        doomed, stack = [], [c for root in roots for c in children.get(root, [])]
+        while stack:
+            pid = stack.pop()
+            doomed.append(pid)
+            stack.extend(children.get(pid, []))
+        if not doomed:
+            return
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
 
 
 def _read_cell_list(path: str | None) -> set[str] | None:
@@ -270,20 +353,23 @@ def pytest_xdist_auto_num_workers(config):
 TEST_GROUPS = re.compile(r"::(?P<test>test_cell|test_fuzz)\[(?P<cell>[^\]]+)\]")
 
 
-def shared_child_group(nodeid: str) -> str | None:
-    """The group whose tests share one child process: a matrix cell's probe group, a fuzz cell's fuzz group."""
+def cell_of(nodeid: str):
+    """(cell, section) of a matrix or fuzz test's node id, or None for any other test (and for an empty parameter
+    set's NOTSET placeholder, which is no cell)."""
     from .cells import in_matrix, parse_cell_id
-    from .fuzzing import fuzz_group
-    from .session import probe_group
-    from .stages import STAGES
 
     m = TEST_GROUPS.search(nodeid)
-    if m is None or not in_matrix(m["cell"]):  # an empty parameter set's NOTSET placeholder is no cell
+    if m is None or not in_matrix(m["cell"]):
         return None
-    cell = parse_cell_id(m["cell"], "xdist scheduler")
-    if m["test"] == "test_fuzz":
-        return fuzz_group(cell)
-    return probe_group(cell) if STAGES[cell.stage].probe else None
+    return parse_cell_id(m["cell"], "xdist scheduler"), "fuzz" if m["test"] == "test_fuzz" else "cells"
+
+
+def shared_child_group(nodeid: str) -> str | None:
+    """The group whose tests share one child process: a probe, a build, a fuzz child (compat.session)."""
+    from .session import shared_group
+
+    found = cell_of(nodeid)
+    return shared_group(*found) if found else None
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -314,18 +400,15 @@ def pytest_configure_node(node):
 
 
 def pytest_generate_tests(metafunc):
-    from .cells import matrix
+    from .stages import STAGES
 
     state = _state(metafunc.config)
-    selected = [c for c in matrix(state.select) if state.only is None or c.id in state.only]
     if "cell" in metafunc.fixturenames:
-        metafunc.parametrize("cell", [pytest.param(c, id=c.id) for c in selected])
+        metafunc.parametrize("cell", [pytest.param(c, id=c.id) for c in state.selected])
     if "fuzz_cell" in metafunc.fixturenames:
-        from .fuzzing import fuzzed
-
         # Every cell expected to pass on this run (torch, triton, host), in the stages whose artifact is fuzzed.
-        metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id) for c in selected
-                                           if fuzzed(c.stage) and _expected_to_pass(state, c)])
+        metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id) for c in state.selected
+                                           if STAGES[c.stage].fuzzed and _expected_to_pass(state, c)])
 
 
 def _expected_to_pass(state: CompatRun, cell) -> bool:

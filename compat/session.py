@@ -1,15 +1,21 @@
-"""One run of the matrix: its directory, its shared artifacts, and how its cells start child processes.
+"""Parent side: one run of the matrix in one process (an xdist worker, or the only process). Its directory, the keys
+of the work cells share, the locks that make shared work happen once, and each cell's outcome read from the children
+that did its work.
 
-Exported programs and AOTI packages are built once per run per (kernel, style, export mode, dtype, device): the first
-cell that needs one builds it under a file lock in the run directory, which every xdist worker shares; the others
-wait for the lock and read the build's record.
+Work that cells share, never done twice in a run:
+- a probe child per (kernel, style, dtype, device) runs every selected probe stage as a phase;
+- a build per (kernel, style, export mode, dtype, device) exports once and makes every artifact of that export (the
+  AOTI package only when an AOTI cell is selected); the first cell that needs it builds it under a file lock in the
+  run directory, which every worker shares, and the others read its record;
+- a fuzz child per (kernel, style, stage family, dtype, device) fuzzes every selected stage of the family.
+The scheduler sends each of these groups to one worker (`shared_group`, used by compat.plugin).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -17,147 +23,223 @@ from filelock import FileLock
 
 from .atomic import write_atomic
 from .cells import DEVICES, Cell
-from .isolation import ChildResult, run_child
+from .child.artifacts import PACKAGE, PROGRAM
+from .environment import crash_remedy
+from .launcher import ChildResult, Launcher
 from .outcomes import Outcome
+from .stages import BUILD_PHASES, FRESH_PHASES, STAGES
 
-BUILD_TIMEOUT = 1200.0  # export + AOTI compile (about 50 s alone on an H100, more when many run at once)
+BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
+FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
+# The fresh child of each family that loads its artifact in a process that did not build it: (task, argument, file).
+FRESH_TASKS = {"save_load": ("load_program", "program_path", PROGRAM),
+               "aoti": ("run_package", "package_path", PACKAGE)}
+assert set(FRESH_TASKS) == set(FRESH_PHASES), "every family with fresh phases has the task that runs them"
 
 
-def child_env(cell: Cell) -> dict[str, str]:
+def base_env() -> dict[str, str]:
     # One compile thread and one CPU op thread per child unless the user says otherwise: each xdist worker runs its
     # own children, and an Inductor worker pool or an OpenMP pool per child would oversubscribe the cores many times
     # over (measured: 16 fuzz children on 16 cores ran several times slower).
-    return {var: os.environ.get(var, "1") for var in ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")} | dict(
-        DEVICES[cell.device].env)
+    return {var: os.environ.get(var, "1") for var in ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")}
 
 
-def probe_group(cell: Cell) -> str:
-    return "-".join(("probe", cell.kernel, cell.style, cell.dtype, cell.device))
+def child_env(cell: Cell) -> dict[str, str]:
+    return base_env() | dict(DEVICES[cell.device].env)
 
 
-def probe_key(cell: Cell) -> str:
-    # Per worker: a probe runs in the worker its group was sent to (and under `--dist each`, in every worker).
-    return f"{probe_group(cell)}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+def _worker() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def artifact_key(cell: Cell) -> str:
-    from .stages import STAGES
-
-    return "-".join((cell.kernel, cell.style, STAGES[cell.stage].export_mode, cell.dtype, cell.device))
+def fuzz_family(cell: Cell) -> str:
+    return STAGES[cell.stage].export_mode or "probe"
 
 
-@dataclass
+def shared_group(cell: Cell, section: str) -> str:
+    """The group of cells that share one child (a probe, a build, a fuzz child): the scheduler's unit of work."""
+    stage = STAGES[cell.stage]
+    if section == "fuzz":
+        kind, middle = "fuzz", fuzz_family(cell)
+    else:
+        kind, middle = ("probe", None) if stage.probe else ("build", stage.export_mode)
+    return "-".join(filter(None, (kind, cell.kernel, cell.style, middle, cell.dtype, cell.device)))
+
+
+@dataclasses.dataclass
 class Build:
     key: str
     result: ChildResult
-    program: str  # where the build saves the exported program (torch.export.save)
-    package: str | None  # path of the AOTI package, when it compiled
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "program": self.program, "package": self.package, **self.result.to_dict()}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Build":
-        return cls(d["key"], ChildResult.from_dict(d), d["program"], d["package"])
+    workdir: Path
 
 
 class RunSession:
     def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci",
-                 known_examples: dict[str, list[str]] | None = None):
-        from .fuzzing import fuzz_group
-        from .stages import STAGES
-
+                 known_examples: dict[str, list[str]] | None = None, launcher: Launcher | None = None):
         self.run_dir = Path(run_dir)
+        self.launcher = launcher or Launcher(self.run_dir)
         self.profile = profile  # the Hypothesis profile of the fuzz tests
         self.known_examples = known_examples or {}  # per cell id: recorded falsifying examples, replayed every run
         cells = list(cells)
-        self.packages_wanted = {artifact_key(c) for c in cells if STAGES[c.stage].packaged}
-        self.probe_stages: dict[str, list[str]] = {}  # per probe group: the selected stages its child runs
-        for c in cells:
-            if STAGES[c.stage].probe:
-                self.probe_stages.setdefault(probe_group(c), []).append(c.stage)
-        self.fuzz_stages: dict[str, list[str]] = {}  # per fuzz group: the stages its child fuzzes, in matrix order
-        for c in sorted(fuzz_cells, key=lambda c: list(STAGES).index(c.stage)):
-            self.fuzz_stages.setdefault(fuzz_group(c), []).append(c.stage)
+        self.packages_wanted = {shared_group(c, "cells") for c in cells if STAGES[c.stage].packaged}
+        self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
+        order = list(STAGES)
+        for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
+            for c in sorted(members, key=lambda c: order.index(c.stage)):
+                self.selected[section].setdefault(shared_group(c, section), []).append(c.stage)
 
-    def child(self, cell: Cell, fn: str, args: dict[str, Any], timeout: float) -> ChildResult:
+    # ---- children ----
+
+    def child(self, cell: Cell, task: str, args: dict[str, Any], timeout: float, name: str | None = None) -> ChildResult:
         # Per worker: under `--dist each` two workers run the same cell at once.
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        workdir = self.run_dir / "cells" / worker / cell.id / fn.rpartition(".")[2]
-        return run_child(fn, args, workdir=workdir, env=child_env(cell), timeout=timeout)
+        workdir = self.run_dir / "cells" / _worker() / cell.id / (name or task)
+        return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir, env=child_env(cell),
+                                 timeout=timeout)
 
-    def _once(self, name: str, build: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
-        """The record of `name`, built by the first process to ask for it in this run, read by the others."""
+    def _once(self, name: str, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+        """The record of `name`, made by the first process to ask for it in this run, read by the others."""
         workdir = self.run_dir / "artifacts" / name
         workdir.mkdir(parents=True, exist_ok=True)
         record = workdir / "record.json"
         with FileLock(str(workdir) + ".lock"):
             if not record.exists():
-                write_atomic(record, json.dumps(build(workdir)))
+                write_atomic(record, json.dumps(make(workdir)))
             return json.loads(record.read_text())
 
-    def artifact(self, cell: Cell) -> Build:
-        from .stages import STAGES
+    def _shared(self, name: str, cell: Cell, task: str, args: dict[str, Any], timeout: float) -> ChildResult:
+        def make(workdir: Path) -> dict[str, Any]:
+            return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir, env=child_env(cell),
+                                     timeout=timeout).to_dict()
 
-        key = artifact_key(cell)
+        return ChildResult.from_dict(self._once(name, make))
 
-        def build(workdir: Path) -> dict[str, Any]:
-            program = str(workdir / "program.pt2")
-            package = str(workdir / "model.pt2") if key in self.packages_wanted else None
-            result = run_child("compat.stages.child_build",
-                               {"cell": cell.id, "mode": STAGES[cell.stage].export_mode, "program_path": program,
-                                "package_path": package},
-                               workdir=workdir, env=child_env(cell), timeout=BUILD_TIMEOUT)
-            compiled = result.phases.get("aoti_compile")
-            return Build(key, result, program,
-                         package if compiled is not None and compiled.kind == "passed" else None).to_dict()
-
-        return Build.from_dict(self._once(key, build))
+    def build(self, cell: Cell) -> Build:
+        key = shared_group(cell, "cells")
+        workdir = self.run_dir / "artifacts" / key
+        result = self._shared(key, cell, "build", {"mode": STAGES[cell.stage].export_mode, "workdir": str(workdir),
+                                                   "package": key in self.packages_wanted}, BUILD_TIMEOUT)
+        return Build(key, result, workdir)
 
     def probe(self, cell: Cell) -> ChildResult:
-        """One child for all the selected probe stages of the cell's (kernel, style, dtype, device), run once."""
-        from .stages import STAGES
+        """One child for all the selected probe stages of the cell's group, run once per worker."""
+        group = shared_group(cell, "cells")
+        stages = self.selected["cells"].get(group, [cell.stage])
+        return self._shared(f"{group}-{_worker()}", cell, "probe", {"stages": stages},
+                            sum(STAGES[s].timeout_s for s in stages))
 
-        key = probe_key(cell)
-        stages = sorted(self.probe_stages.get(probe_group(cell), [cell.stage]), key=list(STAGES).index)
+    # ---- outcomes ----
 
-        def probe(workdir: Path) -> dict[str, Any]:
-            return run_child("compat.stages.child_probe", {"cell": cell.id, "stages": stages}, workdir=workdir,
-                             env=child_env(cell), timeout=sum(STAGES[s].timeout_s for s in stages)).to_dict()
+    def outcome(self, cell: Cell) -> Outcome:
+        """The cell's outcome, from the children that did its work."""
+        stage = STAGES[cell.stage]
+        return self._probed(cell) if stage.probe else self._built(cell)
 
-        return ChildResult.from_dict(self._once(key, probe))
+    def _probed(self, cell: Cell) -> Outcome:
+        """A probe stage's outcome from the shared probe child; a phase that crashed or hung there (possibly because
+        of an earlier phase in the same process), or was never reached, runs again alone, so its outcome is its
+        own."""
+        result = self.probe(cell)
+        shared = result.phases.get(cell.stage)
+        if shared is not None and shared.kind not in ("crashed", "timed_out"):
+            return result.outcome(cell.stage, among=(cell.stage,))
+        return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s,
+                          name="alone").outcome(cell.stage)
 
-    def fuzz(self, cell: Cell) -> ChildResult:
-        """One child for all the fuzzed stages of the cell's group, run once per worker (as probes are)."""
-        from .fuzzing import fuzz_group, fuzz_task
+    def _built(self, cell: Cell) -> Outcome:
+        """An export-based stage: the export and the build phases its family owns, then its fresh child's phases.
+        A build that fails to export fails every stage made from it, with the export's error."""
+        stage = STAGES[cell.stage]
+        build = self.build(cell)
+        owned = ("export", *BUILD_PHASES[stage.family])
+        outcome = build.result.outcome(owned[-1], among=owned)
+        if outcome.kind == "passed" and stage.family in FRESH_TASKS:
+            task, argument, filename = FRESH_TASKS[stage.family]
+            fresh = self.child(cell, task, {argument: str(build.workdir / filename)}, stage.timeout_s)
+            detail = outcome.detail
+            outcome = fresh.outcome(FRESH_PHASES[stage.family][-1])
+            outcome.detail.setdefault("compile_seconds", detail.get("compile_seconds"))
+        if "export" in build.result.phases:
+            outcome.detail.setdefault("graph", build.result.phases["export"].detail.get("graph"))
+        return self._blame_environment(cell, outcome) if stage.packaged else outcome
 
-        group = fuzz_group(cell)
-        stages = self.fuzz_stages.get(group, [cell.stage])
-        fn, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
+    def _blame_environment(self, cell: Cell, outcome: Outcome) -> Outcome:
+        """A failing AOTI cell consults the canary: if a plain model fails too, the environment is at fault."""
+        from .doctor import canary_device
 
-        def fuzz(workdir: Path) -> dict[str, Any]:
-            return run_child(fn, args, workdir=workdir, env=child_env(cell), timeout=timeout).to_dict()
-
-        return ChildResult.from_dict(self._once(f"{group}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", fuzz))
-
-    def fuzz_known(self, cell: Cell, stages: list[str]) -> dict[str, list[str]]:
-        import dataclasses
-
-        return {st: self.known_examples.get(dataclasses.replace(cell, stage=st).id, []) for st in stages}
+        if outcome.kind == "passed":
+            return outcome
+        remedy = crash_remedy(outcome)
+        device = canary_device(cell.device)
+        canary = self.canary(device)
+        if canary.kind != "passed":
+            outcome.detail["environment_failure"] = (
+                f"the AOTI canary (a plain model with no Triton kernel) fails too on {device}: {canary.summary()}; "
+                f"AOTInductor is broken here for every model")
+            remedy = remedy or crash_remedy(canary)
+        if remedy:
+            outcome.detail["remedy"] = remedy
+        return outcome
 
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""
         from .doctor import run_canary
 
-        return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(workdir, device).to_dict()))
+        return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(
+            self.launcher, workdir, device, base_env()).to_dict()))
+
+    # ---- fuzz tests ----
+
+    def fuzz_known(self, cell: Cell, stages: list[str]) -> dict[str, list[str]]:
+        return {st: self.known_examples.get(dataclasses.replace(cell, stage=st).id, []) for st in stages}
+
+    def fuzz_outcome(self, cell: Cell) -> Outcome:
+        """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
+        there runs again alone, so its outcome is its own."""
+        among = ("export", cell.stage)
+        group = shared_group(cell, "fuzz")
+        stages = self.selected["fuzz"].get(group, [cell.stage])
+        task, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
+        result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
+        shared, export = result.phases.get(cell.stage), result.phases.get("export")
+        died = ("crashed", "timed_out")
+        if (shared is not None and shared.kind not in died) or (export is not None and export.kind not in
+                                                                  died + ("passed",)):
+            return result.outcome(cell.stage, among=among)
+        task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=self.fuzz_known(cell, [cell.stage]))
+        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(cell.stage, among=among)
+
+    # ---- end ----
+
+    def close(self) -> None:
+        """Stop this process's warm servers, and say how many interpreters it started (the benchmark's count)."""
+        self.launcher.close()
+        if self.launcher.started:
+            (self.run_dir / "launchers").mkdir(parents=True, exist_ok=True)
+            write_atomic(self.run_dir / "launchers" / f"{_worker()}.json",
+                         json.dumps({"mode": self.launcher.mode, "interpreters": self.launcher.started}))
+
+
+def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None,
+              known: dict[str, list[str]] | None = None) -> tuple[str, dict[str, Any], float]:
+    """The child that fuzzes `stages` of the cell's family: (task, arguments without the cell, timeout)."""
+    args: dict[str, Any] = {"stages": stages, "profile": profile, "example": example, "known": known or {}}
+    timeout = FUZZ_STAGE_TIMEOUT * (len(stages) + 1)
+    if fuzz_family(cell) == "probe":
+        return "fuzz_probe", args, timeout
+    return "fuzz_export", {**args, "mode": STAGES[cell.stage].export_mode}, timeout
 
 
 def build_counts(run_dir: Path) -> dict[str, Any]:
-    """How many exports and AOTI compiles the run did, how long the compiles took, and any canary's verdict."""
-    records = {p.parent.name: json.loads(p.read_text())
-               for p in sorted((Path(run_dir) / "artifacts").glob("*/record.json"))}
-    builds = [r for r in records.values() if "phases" in r]
-    compiles = {b["key"]: b["seconds"].get("aoti_compile") for b in builds if "aoti_compile" in b["phases"]}
+    """How many exports and AOTI compiles the run did, how long the compiles took, how many interpreters it started,
+    and any canary's verdict."""
+    artifacts = Path(run_dir) / "artifacts"
+    records = {p.parent.name: json.loads(p.read_text()) for p in sorted(artifacts.glob("*/record.json"))}
+    builds = [r for name, r in records.items() if name.startswith("build-")]
+    compiles = {name: r["phases"]["aoti_compile"]["detail"].get("compile_seconds")
+                for name, r in records.items() if name.startswith("build-") and "aoti_compile" in r["phases"]}
     canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
+    launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "launchers").glob("*.json"))]
     return {"exports": sum("export" in b["phases"] for b in builds), "aoti_compiles": len(compiles),
-            "aoti_compile_seconds": compiles, "canaries": canaries}
+            "aoti_compile_seconds": compiles, "canaries": canaries,
+            "children": {"mode": ", ".join(sorted({ln["mode"] for ln in launchers})) or None,
+                         "interpreters": sum(ln["interpreters"] for ln in launchers)}}

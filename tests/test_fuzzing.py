@@ -7,7 +7,7 @@ import json
 import torch
 
 from compat.cells import parse_cell_id
-from compat.fuzzing import fuzz
+from compat.child.fuzz import fuzz
 from compat.kernels import KERNELS
 from compat.strategies import Example
 

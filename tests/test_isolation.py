@@ -1,72 +1,123 @@
-"""A child that crashes, hangs or exits becomes that phase's outcome; the parent carries on."""
+"""A child that crashes, hangs or exits becomes that phase's outcome, whichever way it was started (forked from the warm
+server, or a fresh interpreter); what fails outside every phase is a harness error; the parent carries on."""
 
 import time
 
 import pytest
 
 from compat.environment import LIBSTDCXX, crash_remedy
-from compat.isolation import run_child
+from compat.errors import HarnessError
+from compat.launcher import MODES, Launcher
 
 
-def _run(tmp_path, name, timeout=120.0):
-    return run_child(f"tests.children.{name}", {}, workdir=tmp_path / name, env={}, timeout=timeout)
+@pytest.fixture(params=MODES)
+def launcher(request, tmp_path):
+    launcher = Launcher(tmp_path, request.param, imports=("tests.children",))
+    yield launcher
+    launcher.close()
 
 
-def test_phase_outcomes_in_order(tmp_path):
-    result = _run(tmp_path, "passes")
+def _run(launcher, tmp_path, name, timeout=120.0, **args):
+    return launcher.run(f"test_{name}", args, workdir=tmp_path / name, env={}, timeout=timeout)
+
+
+def test_phase_outcomes_in_order(launcher, tmp_path):
+    result = _run(launcher, tmp_path, "passes")
     assert list(result.phases) == ["work"]
     assert result.outcome("work").kind == "passed"
 
 
-def test_exception_is_the_phase_failure_with_its_type(tmp_path):
-    result = _run(tmp_path, "raises")
-    outcome = result.outcome("never")
+def test_exception_is_the_phase_failure_with_its_type(launcher, tmp_path):
+    outcome = _run(launcher, tmp_path, "raises").outcome("never")
     assert (outcome.kind, outcome.error_type, outcome.detail["phase"]) == ("failed", "KeyError", "work")
     assert "no such thing" in outcome.message
 
 
-def test_segfault_is_crashed_in_the_phase_it_began(tmp_path):
-    result = _run(tmp_path, "segfaults")
+def test_segfault_is_crashed_in_the_phase_it_began(launcher, tmp_path):
+    result = _run(launcher, tmp_path, "segfaults")
     assert result.phases["first"].kind == "passed"
     crashed = result.outcome("aoti_load")
     assert (crashed.kind, crashed.error_type, crashed.detail["phase"]) == ("crashed", "SIGSEGV", "aoti_load")
     assert "Fatal Python error: Segmentation fault" in crashed.detail["stderr_tail"]  # faulthandler's stack
 
 
-def test_hang_is_timed_out_and_killed(tmp_path):
+def test_hang_is_timed_out_and_killed_with_its_own_children(launcher, tmp_path):
+    marker = tmp_path / "pids"
     start = time.monotonic()
-    outcome = _run(tmp_path, "hangs", timeout=5).outcome("work")
+    outcome = _run(launcher, tmp_path, "spawns_and_hangs", timeout=5, marker=str(marker)).outcome("work")
     assert outcome.kind == "timed_out" and outcome.detail["phase"] == "work"
     assert time.monotonic() - start < 60
+    for pid in map(int, marker.read_text().split()):  # the child and the compiler it started
+        assert _gone(pid), f"process {pid} outlived its timeout"
 
 
-def test_exit_without_result_is_crashed_with_exit_code(tmp_path):
-    outcome = _run(tmp_path, "exits").outcome("work")
+def _gone(pid: int, within: float = 10.0) -> bool:
+    """Whether the process ends (or is a zombie, dead and waiting for a parent to reap it) within `within` s."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_exit_without_result_is_crashed_with_exit_code(launcher, tmp_path):
+    outcome = _run(launcher, tmp_path, "exits").outcome("work")
     assert (outcome.kind, outcome.detail["exit_code"]) == ("crashed", 3)
+
+
+def test_an_exception_outside_every_phase_is_a_harness_error_with_its_cause(launcher, tmp_path):
+    with pytest.raises(HarnessError, match="LookupError: a bug of the harness, outside every phase"):
+        _run(launcher, tmp_path, "escapes").outcome("work")
+    with pytest.raises(HarnessError, match="unknown child task 'test_nosuch'"):
+        _run(launcher, tmp_path, "nosuch").outcome("work")
+
+
+def test_each_task_starts_from_a_clean_process(launcher, tmp_path):
+    first = _run(launcher, tmp_path / "a", "globals", value="first").outcome("work")
+    second = _run(launcher, tmp_path / "b", "globals", value="second").outcome("work")
+    assert first.detail["seen"] is None and second.detail["seen"] is None  # no task sees another's Python state
+
+
+def test_the_warm_server_is_started_once_and_fresh_children_once_each(tmp_path):
+    forked = Launcher(tmp_path / "f", "forked", imports=("tests.children",))
+    fresh = Launcher(tmp_path / "s", "fresh", imports=("tests.children",))
+    try:
+        for i in range(3):
+            for launcher in (forked, fresh):
+                _run(launcher, tmp_path / launcher.mode / str(i), "passes")
+        assert (forked.started, fresh.started) == (1, 3)
+    finally:
+        forked.close()
+        fresh.close()
 
 
 def test_libstdcxx_crash_on_aoti_load_gets_the_remedy(tmp_path, monkeypatch):
     monkeypatch.delenv("LD_PRELOAD", raising=False)
-    crashed = _run(tmp_path, "segfaults").outcome("aoti_load")
+    launcher = Launcher(tmp_path, imports=("tests.children",))
+    try:
+        crashed = _run(launcher, tmp_path, "segfaults").outcome("aoti_load")
+    finally:
+        launcher.close()
     remedy = crash_remedy(crashed)
     assert remedy and f"LD_PRELOAD={LIBSTDCXX}" in remedy
     monkeypatch.setenv("LD_PRELOAD", LIBSTDCXX)
     assert crash_remedy(crashed) is None  # already applied: then it is some other crash
-
-
-@pytest.mark.parametrize("phase", ["export", "aoti_compile"])
-def test_remedy_only_for_crashes_on_load(tmp_path, phase, monkeypatch):
-    monkeypatch.delenv("LD_PRELOAD", raising=False)
-    crashed = _run(tmp_path, "segfaults").outcome("aoti_load")
-    crashed.detail["phase"] = phase
-    assert crash_remedy(crashed) is None
+    monkeypatch.delenv("LD_PRELOAD")
+    for phase in ("export", "aoti_compile"):
+        crashed.detail["phase"] = phase
+        assert crash_remedy(crashed) is None  # a remedy only for crashes on load
 
 
 def _shared(**phases):
-    from compat.isolation import ChildResult
+    from compat.launcher import ChildResult
     from compat.outcomes import Outcome
 
-    return ChildResult({name: Outcome(kind) for name, kind in phases.items()}, env={"pid": 1})
+    return ChildResult({name: Outcome(kind) for name, kind in phases.items()}, env={"pid": 1}, ready=True)
 
 
 def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
@@ -79,31 +130,21 @@ def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
     assert (outcome.kind, outcome.detail["phase"]) == ("crashed", "save_load")
 
 
-class _Session:
-    """A stand-in for RunSession: a shared probe result, and a record of cells rerun alone."""
-
-    def __init__(self, probe):
-        self._probe, self.alone = probe, []
-
-    def probe(self, cell):
-        return self._probe
-
-    def child(self, cell, fn, args, timeout):
-        self.alone.append(cell.stage)
-        return _shared(**{cell.stage: "passed"})
-
-
 @pytest.mark.parametrize("probe, reran", [
     (dict(eager="passed", compile_inductor="failed"), []),
     (dict(eager="passed", compile_inductor="crashed"), ["compile_inductor"]),  # perhaps an earlier phase's doing
     (dict(eager="timed_out"), ["compile_inductor"]),  # never reached
 ])
-def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(probe, reran):
+def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path, monkeypatch, probe, reran):
     from compat.cells import Cell
-    from compat.stages import STAGES
+    from compat.session import RunSession
 
-    session = _Session(_shared(**probe))
-    outcome = STAGES["compile_inductor"].run(Cell("silu", "triton_op", "compile_inductor", "float32", "cuda"),
-                                             session)
-    assert session.alone == reran
+    cell = Cell("silu", "triton_op", "compile_inductor", "float32", "cuda")
+    session = RunSession(tmp_path, [cell])
+    alone = []
+    monkeypatch.setattr(session, "probe", lambda c: _shared(**probe))
+    monkeypatch.setattr(session, "child", lambda c, task, args, timeout, name=None: alone.append(args["stages"])
+                        or _shared(**{c.stage: "passed"}))
+    outcome = session.outcome(cell)
+    assert alone == ([reran] if reran else [])
     assert outcome.kind == ("passed" if reran else probe["compile_inductor"])

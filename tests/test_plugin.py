@@ -1,6 +1,11 @@
 """The plugin end to end, in a separate pytest process: a real cell through the gate, accept mode, bad input."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -223,9 +228,86 @@ def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
 
     probe = "tests/test_matrix.py::test_cell[silu-triton_op-compile_inductor-float16-cuda]"
     assert shared_child_group(probe + suffix) == "probe-silu-triton_op-float16-cuda"
-    assert shared_child_group("tests/test_matrix.py::test_cell[silu-triton_op-aoti_strict-float16-cuda]") is None
+    build = "tests/test_matrix.py::test_cell[silu-triton_op-{}-float16-cuda]"
+    assert (shared_child_group(build.format("aoti_strict")) == shared_child_group(build.format("export_strict"))
+            == "build-silu-triton_op-strict-float16-cuda")  # one build, one worker: no one waits on its lock
     fuzz = "tests/test_fuzz.py::test_fuzz[silu-triton_op-{}-float16-cuda]"
     assert (shared_child_group(fuzz.format("save_load_strict") + suffix)
             == shared_child_group(fuzz.format("aoti_strict")) == "fuzz-silu-triton_op-strict-float16-cuda")
     assert shared_child_group(fuzz.format("eager")) == "fuzz-silu-triton_op-probe-float16-cuda"
     assert shared_child_group("tests/test_report.py::test_docs_are_in_sync") is None
+    assert shared_child_group("tests/test_fuzz.py::test_fuzz[NOTSET]") is None  # an empty parameter set
+
+
+SLEEPY_CASES = """
+import os, subprocess, sys, time
+from compat.kernels import KERNELS, Kernel, _silu_reference, _unary_signature, launch_silu, silu_kernel
+
+
+def launch_sleepy(kernel, meta, x):
+    # Hangs as a long compile would, with a process of its own (as a compiler is).
+    compiler = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(os.environ["SLEEPY_MARKER"], "w") as f:
+        f.write(f"{os.getpid()} {compiler.pid}")
+    time.sleep(600)
+    return launch_silu(kernel, meta, x)
+
+
+KERNELS["sleepy"] = Kernel(name="sleepy", doc="a kernel whose launch never ends", jit=silu_kernel,
+                           launch=launch_sleepy, reference=_silu_reference, signature=_unary_signature,
+                           dtypes=("float32",), styles=("raw_jit",))
+"""
+
+
+def _processes_with(text: str) -> list[int]:
+    """Processes whose environment mentions `text` (every process a run starts carries its run directory)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if text.encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_stops_every_child_writes_what_it_measured_and_leaves_nothing_running(project, signum):
+    project.makepyfile(sleepy_cases=SLEEPY_CASES)
+    project.makeini("[pytest]\ncompat_cases = sleepy_cases\n")
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    run_dir, marker, results = project.path / "run", project.path / "sleepy.pids", project.path / "r.json"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_matrix.py", "-n", "2",
+           "--compat-kernels=silu,sleepy", "--compat-styles=raw_jit", "--compat-stages=eager",
+           "--compat-devices=cpu_interpret", f"--compat-run-dir={run_dir}", f"--compat-results={results}"]
+    proc = subprocess.Popen(cmd, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, "SLEEPY_MARKER": str(marker)})
+    try:
+        deadline = time.monotonic() + 240
+        while not (marker.exists() and list(run_dir.glob("artifacts/probe-silu-*/record.json"))):
+            assert time.monotonic() < deadline and proc.poll() is None, "the run never got going"
+            time.sleep(0.2)
+        time.sleep(2)  # the finished cell's report reaches the controller
+        assert _processes_with(str(run_dir))
+        proc.send_signal(signum)
+        sent = time.monotonic()
+        while not results.exists():
+            assert time.monotonic() - sent < 10, "no results file within 10 s of the signal"
+            time.sleep(0.1)
+        output = proc.communicate(timeout=120)[0].decode()
+    finally:
+        proc.kill()
+    doc = json.loads(results.read_text())
+    assert doc["options"]["interrupted"] and [c["id"] for c in doc["cells"]] == [CELL]
+    assert "INTERRUPTED:" in output
+    for pid in map(int, marker.read_text().split()):  # the hanging child and its compiler
+        assert not Path(f"/proc/{pid}").exists() or _zombie(pid), f"process {pid} outlived the run"
+    assert [pid for pid in _processes_with(str(run_dir)) if not _zombie(pid)] == []
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

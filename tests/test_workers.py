@@ -4,8 +4,8 @@ import pytest
 
 from compat import doctor
 from compat.outcomes import Outcome
-from compat.stages import _blame_environment
 from compat.cells import Cell
+from compat.session import RunSession
 from compat.workers import auto_workers, gib_per_worker, gpu_for
 
 H100, H200 = 79.2, 139.8
@@ -32,13 +32,12 @@ def test_memory_share_override_is_validated(monkeypatch):
         gib_per_worker()
 
 
-class _Session:
-    def __init__(self, canary):
-        self.canary_outcome, self.asked = canary, []
-
-    def canary(self, device):
-        self.asked.append(device)
-        return self.canary_outcome
+def _blame(tmp_path, monkeypatch, cell, canary, outcome):
+    """The outcome after the canary's verdict, and the devices the canary was asked about."""
+    session = RunSession(tmp_path, [cell])
+    asked = []
+    monkeypatch.setattr(session, "canary", lambda device: asked.append(device) or canary)
+    return session._blame_environment(cell, outcome), asked
 
 
 SEGV = Outcome("crashed", "SIGSEGV", "killed by SIGSEGV during aoti_load", detail={"signal": "SIGSEGV",
@@ -49,33 +48,31 @@ def _segv():
     return Outcome("crashed", "SIGSEGV", SEGV.message, detail=dict(SEGV.detail))
 
 
-def test_aoti_failure_with_a_failing_canary_is_an_environment_failure(monkeypatch):
+def test_aoti_failure_with_a_failing_canary_is_an_environment_failure(tmp_path, monkeypatch):
     monkeypatch.delenv("LD_PRELOAD", raising=False)
     cell = Cell("silu", "triton_op", "aoti_strict", "bfloat16", "cuda")
-    session = _Session(_segv())
-    outcome = _blame_environment(cell, session, _segv())
-    assert session.asked == ["cuda"]
+    outcome, asked = _blame(tmp_path, monkeypatch, cell, _segv(), _segv())
+    assert asked == ["cuda"]
     assert "canary (a plain model with no Triton kernel) fails too on cuda" in outcome.detail["environment_failure"]
     assert "LD_PRELOAD=" in outcome.detail["remedy"]
 
 
-def test_aoti_failure_with_a_healthy_canary_blames_the_style():
+def test_aoti_failure_with_a_healthy_canary_blames_the_style(tmp_path, monkeypatch):
     cell = Cell("silu", "raw_jit", "aoti_strict", "bfloat16", "cpu_interpret")
-    session = _Session(Outcome("passed"))
     failed = Outcome("failed", "torch._inductor.exc.InductorError", "C++ compile error", detail={})
-    outcome = _blame_environment(cell, session, failed)
-    assert session.asked == ["cpu"] and "environment_failure" not in outcome.detail
+    outcome, asked = _blame(tmp_path, monkeypatch, cell, Outcome("passed"), failed)
+    assert asked == ["cpu"] and "environment_failure" not in outcome.detail
 
 
-def test_passing_aoti_cells_do_not_run_the_canary():
-    session = _Session(_segv())
-    _blame_environment(Cell("silu", "triton_op", "aoti_strict", "bfloat16", "cuda"), session, Outcome("passed"))
-    assert session.asked == []
+def test_passing_aoti_cells_do_not_run_the_canary(tmp_path, monkeypatch):
+    cell = Cell("silu", "triton_op", "aoti_strict", "bfloat16", "cuda")
+    _, asked = _blame(tmp_path, monkeypatch, cell, _segv(), Outcome("passed"))
+    assert asked == []
 
 
 def test_doctor_reports_the_known_crash_and_its_remedy(monkeypatch, capsys):
     monkeypatch.delenv("LD_PRELOAD", raising=False)
-    monkeypatch.setattr(doctor, "run_canary", lambda workdir, device: _segv())
+    monkeypatch.setattr(doctor, "run_canary", lambda launcher, workdir, device, env=None: _segv())
     assert doctor.main() == 1
     out = capsys.readouterr().out
     assert "torch " in out and "canary: FAILED in aoti_load" in out

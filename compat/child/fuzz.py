@@ -1,15 +1,15 @@
-"""Fuzz tests: generated inputs through each passing cell's artifact, against eager PyTorch.
+"""Fuzz tests, child side: generated inputs through each passing cell's artifact, against eager PyTorch.
 
 The artifact is built from the op alone (`model.OpModule`), so an input reaches the kernel as it was generated
 (shape, layout, NaN, inf, subnormals); the matrix's model puts a Linear in front of it. Each artifact is built once
 per child and every example goes through it: the compiled function (with its own guards), the exported program, the
-saved and loaded program, the decompositions, the loaded AOTI package.
+saved and loaded program, the decompositions, the loaded AOTI package (compat.child.artifacts, as the matrix makes
+them).
 
 The contract, per example: a freshly allocated contiguous input gives eager's values; a view (transposed, sliced,
 strided: non-contiguous, or offset from its storage) gives eager's values or a clear refusal (an error that says
-contiguous, stride or aligned: host TMA refuses a base that is not 16-byte aligned). Anything else is a falsifying example, printed as the
-command that reproduces it. Children are shared as in the matrix: one per (kernel, style, dtype, device) for eager
-and compile stages, one per export mode for the stages made from one export.
+contiguous, stride or aligned: host TMA refuses a base that is not 16-byte aligned). Anything else is a falsifying
+example, printed as the command that reproduces it. Which child fuzzes what is compat.session's.
 """
 
 from __future__ import annotations
@@ -23,40 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import outcomes
-from .cells import DEVICES, Cell
-from .outcomes import Outcome
+from .. import outcomes
+from ..cells import DEVICES
+from ..outcomes import Outcome
+from . import artifacts
 
 if TYPE_CHECKING:
-    from .isolation import Journal
-    from .session import RunSession
+    from ..cells import Cell
+    from .journal import Journal
 
 # A refusal of a view counts only if it says why.
 REFUSAL = re.compile(r"contiguous|stride|align", re.IGNORECASE)
-PROBE_STAGES = ("eager", "compile_eager", "compile_aot_eager", "compile_inductor", "compile_dynamic")
 EXPORT_HINT = 4099  # the dynamic dimension's size in the example export traces with: no block multiple, not 0 or 1
-STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
 RECOMPILE_LIMIT = 64  # compiled functions meet many ranks and sizes; past the limit they fail, never run eager
 
 
-def fuzzed(stage: str) -> bool:
-    """Stages whose artifact the fuzz tests drive. flop_count, opcheck and compile_backward check other things."""
-    from .stages import STAGES
-
-    return stage in PROBE_STAGES or STAGES[stage].export_mode is not None
-
-
-def family(cell: Cell) -> str:
-    from .stages import STAGES
-
-    return STAGES[cell.stage].export_mode or "probe"
-
-
-def fuzz_group(cell: Cell) -> str:
-    return "-".join(("fuzz", cell.kernel, cell.style, family(cell), cell.dtype, cell.device))
-
-
-def reproducer(cell: Cell, example) -> str:
+def reproducer(cell: "Cell", example) -> str:
     return f"python -m compat fuzz {cell.id} --example {shlex.quote(example.to_json())}"
 
 
@@ -85,18 +67,18 @@ def _outputs(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-def _check(artifacts: list[tuple[str, Callable]], reference: Callable, example, cell: Cell, tally: Tally) -> None:
+def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell: "Cell", tally: Tally) -> None:
     import torch
 
-    from .numerics import compare_elementwise
-    from .strategies import materialize
+    from ..numerics import compare_elementwise
+    from ..strategies import materialize
 
     tally.last = example
     x = materialize(example, cell.dtype, cell.device)
     with torch.no_grad():
         want = reference(x)
         results = []
-        for name, fn in artifacts:
+        for name, fn in made:
             try:
                 got = fn(x)
             except Exception as exc:
@@ -117,7 +99,7 @@ def _check(artifacts: list[tuple[str, Callable]], reference: Callable, example, 
     tally.max_rel_err = max([tally.max_rel_err, *(r["max_rel_err"] for r in results)])
 
 
-def fuzz(cell: Cell, artifacts: list[tuple[str, Callable]], reference: Callable, exported: bool, profile: str,
+def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, exported: bool, profile: str,
          example: str | None = None, known: list[str] = ()) -> Outcome:
     """Hypothesis examples (or the one `example`, as JSON) through the artifacts; the cell's fuzz outcome.
 
@@ -126,13 +108,13 @@ def fuzz(cell: Cell, artifacts: list[tuple[str, Callable]], reference: Callable,
     from hypothesis import example as explicit
     from hypothesis import given
 
-    from .kernels import KERNELS
-    from .strategies import Example, boundary_examples, examples, exported_shapes, free_shapes, profile_settings
+    from ..kernels import KERNELS
+    from ..strategies import Example, boundary_examples, examples, exported_shapes, free_shapes, profile_settings
 
     kernel, tally, budget = KERNELS[cell.kernel], Tally(), DEVICES[cell.device].fuzz_elements
 
     def prop(ex):
-        _check(artifacts, reference, ex, cell, tally)
+        _check(made, reference, ex, cell, tally)
 
     if example is not None:
         test = functools.partial(prop, Example.from_json(example))
@@ -162,12 +144,12 @@ def fuzz(cell: Cell, artifacts: list[tuple[str, Callable]], reference: Callable,
     return Outcome("passed", detail=detail)
 
 
-# ---- child side ------------------------------------------------------------------------------------------------
+# ---- tasks ------------------------------------------------------------------------------------------------------
 
-def _op_models(cell: Cell):
-    from .kernels import KERNELS
-    from .model import OpModule
-    from .styles import build_op
+def _op_models(cell: "Cell"):
+    from ..kernels import KERNELS
+    from ..model import OpModule
+    from ..styles import build_op
 
     kernel = KERNELS[cell.kernel]
     op = build_op(cell.style, cell.kernel)
@@ -188,8 +170,8 @@ def _no_eager_fallback() -> None:
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
-def _fuzz_probe_stage(cell: Cell, profile: str, example: str | None, known: list[str]) -> Outcome:
-    from .stages import _proof, compiled_for
+def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
+    from .checks import compiled_for, proof
 
     module, reference = _op_models(cell)
     if cell.stage == "eager":
@@ -197,100 +179,50 @@ def _fuzz_probe_stage(cell: Cell, profile: str, example: str | None, known: list
     _no_eager_fallback()
     compiled, counter = compiled_for(cell.stage, module)
     result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example, known)
-    return _proof(cell, counter, result) if result.kind == "passed" else result
+    return proof(cell, counter, result) if result.kind == "passed" else result
 
 
-def child_fuzz_probe(journal: "Journal", cell: str, stages: list[str], profile: str, example: str | None = None,
-                     known: dict[str, list[str]] | None = None):
-    from .stages import _cell
-
-    c = _cell(cell)
+def probe_stages(journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None,
+                 known: dict[str, list[str]]) -> None:
     for stage in stages:
-        journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(c, stage=stage), profile, example,
-                                             (known or {}).get(stage, [])))
+        journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile,
+                                             example, known.get(stage, [])))
 
 
-def _export_artifacts(kind: str, ep, workdir: Path) -> tuple[list[tuple[str, Callable]], dict[str, Any]]:
-    """The artifacts a stage made from one export: (name, callable) pairs, and facts about how they were made."""
-    import torch
-
-    if kind == "export":
-        return [("module", ep.module())], {}
-    if kind == "save_load":
-        path = workdir / "op_program.pt2"
-        torch.export.save(ep, path)
-        return [("loaded", torch.export.load(path).module())], {}
-    if kind == "decompose":
-        return [("decompose", ep.run_decompositions().module()),
-                ("decompose_triton_ops", ep.run_decompositions(decompose_custom_triton_ops=True).module())], {}
-    start = time.monotonic()
-    path = torch._inductor.aoti_compile_and_package(ep, package_path=str(workdir / "op_model.pt2"))
-    seconds = round(time.monotonic() - start, 1)
-    return [("package", torch._inductor.aoti_load_package(path))], {"compile_seconds": seconds}
-
-
-def child_fuzz_export(journal: "Journal", cell: str, mode: str, stages: list[str], profile: str,
-                      example: str | None = None, known: dict[str, list[str]] | None = None) -> None:
+def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str], profile: str, example: str | None,
+                  known: dict[str, list[str]]) -> None:
     """Export the op once (dynamic as its kernel declares), then fuzz each stage's artifact made from it."""
     import torch
 
-    from .kernels import KERNELS
-    from .stages import STAGES, _cell, _graph_targets, _missing_node
-    from .strategies import Example, dynamic_max, materialize
+    from ..kernels import KERNELS
+    from ..stages import STAGES
+    from ..strategies import Example, dynamic_max, materialize
+    from .checks import graph_targets, missing_node
 
-    c = _cell(cell)
-    kernel = KERNELS[c.kernel]
+    kernel = KERNELS[cell.kernel]
     workdir = Path(journal.path).parent
     holder = {}
 
     def export() -> Outcome:
-        module, holder["reference"] = _op_models(c)
-        spec, top = kernel.shapes.exported, dynamic_max(kernel, DEVICES[c.device].fuzz_elements)
+        module, holder["reference"] = _op_models(cell)
+        spec, top = kernel.shapes.exported, dynamic_max(kernel, DEVICES[cell.device].fuzz_elements)
         x = materialize(Example(tuple(min(EXPORT_HINT, top) if d is None else d for d in spec), "contiguous", 0, 1.0,
-                                "mixed"), c.dtype, c.device)
+                                "mixed"), cell.dtype, cell.device)
         dims = {i: torch.export.Dim(f"d{i}", min=1, max=top) for i, d in enumerate(spec) if d is None}
         holder["ep"] = torch.export.export(module, (x,), dynamic_shapes={"x": dims}, strict=mode == "strict")
-        targets = _graph_targets([holder["ep"].graph_module])
-        return _missing_node(c, targets) or Outcome("passed", detail={"graph": sorted(set(targets))})
+        targets = graph_targets([holder["ep"].graph_module])
+        return missing_node(cell, targets) or Outcome("passed", detail={"graph": sorted(set(targets))})
 
     if journal.run("export", export).kind != "passed":
         return
     for stage in stages:
         def fuzz_stage(stage=stage) -> Outcome:
-            kind = stage.removesuffix(f"_{STAGES[stage].export_mode}")
-            artifacts, facts = _export_artifacts(kind, holder["ep"], workdir)
-            result = fuzz(dataclasses.replace(c, stage=stage), artifacts, holder["reference"], True, profile, example,
-                          (known or {}).get(stage, []))
-            result.detail.update(facts)
+            start = time.monotonic()
+            made = artifacts.MAKERS[STAGES[stage].family](holder["ep"], workdir)
+            made_in = round(time.monotonic() - start, 1)
+            result = fuzz(dataclasses.replace(cell, stage=stage), made, holder["reference"], True, profile, example,
+                          known.get(stage, []))
+            result.detail["artifact_seconds"] = made_in
             return result
 
         journal.run(stage, fuzz_stage)
-
-
-# ---- parent side -----------------------------------------------------------------------------------------------
-
-def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None,
-              known: dict[str, list[str]] | None = None):
-    """The child that fuzzes `stages` of the cell's group: (function, arguments, timeout). `known`: per stage, the
-    recorded falsifying examples to replay."""
-    from .stages import STAGES
-
-    args: dict[str, Any] = {"cell": cell.id, "stages": stages, "profile": profile, "example": example,
-                            "known": known or {}}
-    timeout = STAGE_TIMEOUT * (len(stages) + 1)
-    if family(cell) == "probe":
-        return "compat.fuzzing.child_fuzz_probe", args, timeout
-    return "compat.fuzzing.child_fuzz_export", {**args, "mode": STAGES[cell.stage].export_mode}, timeout
-
-
-def run(cell: Cell, session: "RunSession") -> Outcome:
-    """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached there
-    runs again alone, so its outcome is its own."""
-    among = ("export", cell.stage)
-    result = session.fuzz(cell)
-    shared, export = result.phases.get(cell.stage), result.phases.get("export")
-    died = ("crashed", "timed_out")
-    if (shared is not None and shared.kind not in died) or (export is not None and export.kind not in died + ("passed",)):
-        return result.outcome(cell.stage, among=among)
-    fn, args, timeout = fuzz_task(cell, [cell.stage], session.profile, known=session.fuzz_known(cell, [cell.stage]))
-    return session.child(cell, fn, args, timeout).outcome(cell.stage, among=among)

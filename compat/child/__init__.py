@@ -1,0 +1,7 @@
+"""The child side: the work done inside a child process, one cell's (or one shared group's) at a time.
+
+A child is forked from a warm server (compat.child.server) or started as a fresh interpreter (`python -m
+compat.child`); either way it runs one task of compat.child.tasks and records each phase in its journal. Nothing
+here decides what runs where, starts processes or reads expectations: that is the parent side (compat.session,
+compat.launcher, compat.plugin).
+"""

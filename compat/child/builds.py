@@ -1,0 +1,82 @@
+"""The matrix's export-based work: one build per (kernel, style, export mode, dtype, device) that exports the model
+and makes every artifact of compat.child.artifacts from it, one phase each (the phases of compat.stages.BUILD_PHASES),
+and the fresh children that load a saved program or an AOTI package in a process that did not build it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import model as workload
+from ..outcomes import Outcome
+from . import artifacts
+from .checks import check_batches, graph_targets, missing_node, models
+
+if TYPE_CHECKING:
+    from ..cells import Cell
+    from .journal import Journal
+
+
+def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, package: bool) -> None:
+    """Export once, then everything made from that exported program. Each is a phase; the stages read the phases
+    their family owns."""
+    import torch
+
+    from ..styles import RAW_MARKER
+
+    holder = {}
+
+    def export() -> Outcome:
+        model, holder["reference"] = models(cell)  # in the phase: building a style's op may itself raise
+        example = workload.make_input(workload.EXAMPLE_BATCH, cell.dtype, cell.device)
+        # strict= always explicit: its default changed in torch 2.8.
+        holder["ep"] = torch.export.export(model, (example,), dynamic_shapes=workload.dynamic_shapes(),
+                                           strict=mode == "strict")
+        targets = graph_targets([holder["ep"].graph_module])
+        return missing_node(cell, targets) or Outcome("passed", detail={"graph": targets})
+
+    if journal.run("export", export).kind != "passed":
+        return
+    ep, reference, where = holder["ep"], holder["reference"], Path(workdir)
+    ((_, module),) = artifacts.module(ep, where)
+    journal.run("module_run", lambda: check_batches(module, reference, cell))
+    journal.run("save_load", lambda: check_batches(artifacts.saved(ep, where)[0][1], reference, cell))
+    for name, make in artifacts.decompositions(ep):
+        def decompose(make=make) -> Outcome:
+            decomposed = make()
+            targets = graph_targets([decomposed.graph_module])
+            # Decomposing a triton_op may replace its node by the kernel's own wrapper node: either proves the kernel.
+            return missing_node(cell, targets, also=(RAW_MARKER,)) or check_batches(
+                decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))})
+
+        journal.run(name, decompose)
+    if package:
+        journal.run("aoti_compile", lambda: Outcome(
+            "passed", detail=artifacts.compile_package(ep, str(where / artifacts.PACKAGE))))
+
+
+def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
+    """`torch.export.load` in a fresh process that, as a user's would, first imports the library defining the op."""
+    import torch
+
+    holder = {}
+
+    def load() -> Outcome:
+        _, holder["reference"] = models(cell)  # registers the style's op, as importing the user's library would
+        holder["ep"] = torch.export.load(program_path)
+        return Outcome("passed")
+
+    if journal.run("load_fresh", load).kind == "passed":
+        journal.run("run_fresh", lambda: check_batches(holder["ep"].module(), holder["reference"], cell))
+
+
+def run_package(journal: "Journal", cell: "Cell", package_path: str) -> None:
+    holder = {}
+
+    def load() -> Outcome:
+        _, holder["reference"] = models(cell)
+        holder["runner"] = artifacts.load_package(package_path)
+        return Outcome("passed")
+
+    if journal.run("aoti_load", load).kind == "passed":
+        journal.run("aoti_run", lambda: check_batches(holder["runner"], holder["reference"], cell))

@@ -1,0 +1,54 @@
+"""The child's record of what it did, as JSON lines the parent reads (compat.launcher.read_journal).
+
+Events: `start` (the child's environment), `ready` (its task's code is imported), `begin` and `end` around each
+phase, `harness_error` (something failed outside every phase: the harness's fault, never the cell's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Callable
+
+from .. import outcomes
+from ..outcomes import Outcome
+
+# What a child reports of its own environment: which GPU it saw and which caches it wrote.
+CHILD_ENV = ("CUDA_VISIBLE_DEVICES", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_INTERPRET")
+
+
+class Journal:
+    def __init__(self, path: str):
+        self.path = path
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps({**entry, "t": time.time()}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def start(self) -> None:
+        self._write({"event": "start", "env": {**{k: os.environ.get(k) for k in CHILD_ENV}, "pid": os.getpid()}})
+
+    def ready(self) -> None:
+        self._write({"event": "ready"})
+
+    def harness_error(self, exc: BaseException) -> None:
+        self._write({"event": "harness_error", "error": f"{outcomes.exception_type_name(exc)}: {exc}"})
+
+    def begin(self, phase: str) -> None:
+        self._write({"event": "begin", "phase": phase})
+
+    def end(self, phase: str, outcome: Outcome) -> None:
+        self._write({"event": "end", "phase": phase, "outcome": outcome.to_dict()})
+
+    def run(self, phase: str, fn: Callable[[], Outcome]) -> Outcome:
+        """Run one phase; an exception it raises is the phase's `failed` outcome."""
+        self.begin(phase)
+        try:
+            outcome = fn()
+        except Exception as exc:  # noqa: BLE001 - every exception is an observation
+            outcome = outcomes.from_exception(exc)
+        self.end(phase, outcome)
+        return outcome

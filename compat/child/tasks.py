@@ -1,0 +1,113 @@
+"""The tasks a child can run, by name: the parent asks for one by its name with JSON arguments (compat.launcher), the
+child resolves it here and runs it against its journal.
+
+A task that names a cell gets it resolved before it starts (an id the child cannot resolve is a harness error); each
+task records phases, and every phase catches its own exceptions, so anything that escapes a task is the harness's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from .journal import Journal
+
+TASKS: dict[str, Callable[..., None]] = {}
+
+
+def task(name: str):
+    """Declare a child task under `name` (the suite's below; tests and user modules may add their own)."""
+    def register(fn):
+        TASKS[name] = fn
+        return fn
+
+    return register
+
+
+def _cell(cell_id: str):
+    from ..cells import parse_cell_id
+
+    return parse_cell_id(cell_id, "child task")
+
+
+@task("probe")
+def probe(journal: Journal, cell: str, stages: list[str]) -> None:
+    """The probe stages of one (kernel, style, dtype, device), one phase each, in one process."""
+    from ..stages import STAGES
+
+    c = _cell(cell)
+    for stage in stages:
+        journal.run(stage, functools.partial(STAGES[stage].check, dataclasses.replace(c, stage=stage)))
+
+
+@task("build")
+def build(journal: Journal, cell: str, mode: str, workdir: str, package: bool) -> None:
+    from . import builds
+
+    builds.build(journal, _cell(cell), mode, workdir, package)
+
+
+@task("load_program")
+def load_program(journal: Journal, cell: str, program_path: str) -> None:
+    from . import builds
+
+    builds.load_program(journal, _cell(cell), program_path)
+
+
+@task("run_package")
+def run_package(journal: Journal, cell: str, package_path: str) -> None:
+    from . import builds
+
+    builds.run_package(journal, _cell(cell), package_path)
+
+
+@task("fuzz_probe")
+def fuzz_probe(journal: Journal, cell: str, stages: list[str], profile: str, example: str | None = None,
+               known: dict[str, list[str]] | None = None) -> None:
+    from . import fuzz
+
+    fuzz.probe_stages(journal, _cell(cell), stages, profile, example, known or {})
+
+
+@task("fuzz_export")
+def fuzz_export(journal: Journal, cell: str, mode: str, stages: list[str], profile: str, example: str | None = None,
+                known: dict[str, list[str]] | None = None) -> None:
+    from . import fuzz
+
+    fuzz.export_stages(journal, _cell(cell), mode, stages, profile, example, known or {})
+
+
+@task("canary_build")
+def canary_build(journal: Journal, device: str, package_path: str) -> None:
+    from . import canary
+
+    canary.build(journal, device, package_path)
+
+
+@task("canary_run")
+def canary_run(journal: Journal, device: str, package_path: str) -> None:
+    from . import canary
+
+    canary.run(journal, device, package_path)
+
+
+def run(task_path: str, journal_path: str) -> None:
+    """The child's main: read the task, import what it names, run it. What fails outside every phase is journaled as
+    the harness's error and raised (the child then exits non-zero)."""
+    journal = Journal(journal_path)
+    journal.start()
+    try:
+        spec: dict[str, Any] = json.loads(Path(task_path).read_text())
+        for module in spec.get("imports", []):  # modules that declare kernels or tasks of their own
+            importlib.import_module(module)
+        if spec["task"] not in TASKS:
+            raise KeyError(f"unknown child task {spec['task']!r}; tasks: {', '.join(sorted(TASKS))}")
+        journal.ready()
+        TASKS[spec["task"]](journal, **spec["args"])
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as the harness's failure, not the cell's
+        journal.harness_error(exc)
+        raise

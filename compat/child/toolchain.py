@@ -1,0 +1,71 @@
+"""The machine's CPU vector ISAs as Inductor detects them, found once per run and handed to every child.
+
+Inductor's `valid_vec_isa_list()` builds and loads a test library per ISA the CPU claims; on torch 2.11 each check
+starts a Python that imports torch, 40-70 s per process, and every AOTI compile needs the answer. It depends only on
+the machine, the compiler and torch, so one throwaway process finds it (`python -m compat.child.toolchain OUT.json`,
+started by the parent at the start of a run) and each child that compiles applies it before Inductor would detect
+again. The detection is not done in the warm server itself: it imports torch.utils.cpp_extension, whose CUDA check
+would make every later fork unable to use CUDA.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ISA_FILE_ENV = "COMPAT_ISA_FILE"  # where the run's detection writes, set by the parent for every child
+WAIT_S = 600.0
+
+
+def detect(path: str) -> None:
+    """Run Inductor's own detection and write what it found (or why it could not)."""
+    start = time.monotonic()
+    try:
+        import torch
+        from torch._inductor import cpu_vec_isa
+
+        isas = [{"name": str(isa), "class": type(isa).__name__,
+                 "attrs": {k: v for k, v in vars(isa).items() if isinstance(v, (bool, int, float, str))}}
+                for isa in cpu_vec_isa.valid_vec_isa_list()]
+        found = {"torch": torch.__version__, "isas": isas, "seconds": round(time.monotonic() - start, 1)}
+    except Exception as exc:  # noqa: BLE001 - the children then detect on their own
+        found = {"error": f"{type(exc).__name__}: {exc}"}
+    tmp = Path(f"{path}.tmp")
+    tmp.write_text(json.dumps(found))
+    tmp.replace(path)
+
+
+def apply(path: str | None = None, wait_s: float = WAIT_S) -> dict:
+    """Make Inductor in this process use the run's detected ISAs, waiting for the detection if it is still running.
+    Returns what was applied, or why not (then Inductor detects for itself, slower but the same answer)."""
+    path = path or os.environ.get(ISA_FILE_ENV)
+    if not path:
+        return {"applied": False, "why": f"{ISA_FILE_ENV} is not set"}
+    deadline = time.monotonic() + wait_s
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            return {"applied": False, "why": f"no detection after {wait_s:.0f} s"}
+        time.sleep(0.2)
+    found = json.loads(Path(path).read_text())
+    import torch
+    from torch._inductor import cpu_vec_isa
+
+    if "error" in found or found["torch"] != torch.__version__:
+        return {"applied": False, "why": found.get("error") or f"detected under torch {found['torch']}"}
+    known = {(type(isa).__name__, str(isa)): isa for isa in cpu_vec_isa.supported_vec_isa_list}
+    isas = [known.get((entry["class"], entry["name"])) for entry in found["isas"]]
+    if None in isas:
+        return {"applied": False, "why": "this torch declares other ISAs than the detection found"}
+    for isa, entry in zip(isas, found["isas"]):
+        for key, value in entry["attrs"].items():  # what the checks set (avx512_bf16, amx_fp16 support)
+            setattr(isa, key, value)
+        type(isa).__bool__ = lambda self: True  # the check it passed, not run again
+    cpu_vec_isa.valid_vec_isa_list = lambda: isas  # pick_vec_isa() reads it through the module
+    return {"applied": True, "isas": [entry["name"] for entry in found["isas"]]}
+
+
+if __name__ == "__main__":
+    detect(sys.argv[1])

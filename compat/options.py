@@ -1,0 +1,32 @@
+"""The plugin's command-line options, declared once: pytest registers them (compat.plugin) and `python -m compat run
+--help` lists them (compat.__main__), without importing the plugin before pytest can."""
+
+from __future__ import annotations
+
+from .launcher import DEFAULT_MODE, MODES
+
+AXES = ("kernel", "style", "stage", "dtype", "device")
+
+OPTIONS = (
+    (("--compat-results",), dict(default="compat-results.json", metavar="PATH",
+                                 help="results JSON written at the end of the run (default: compat-results.json)")),
+    (("--compat-expectations",), dict(default=None, metavar="PATH",
+                                      help="expectations YAML (default: expectations.yaml in the rootdir)")),
+    (("--compat-accept",), dict(action="store_true", help="record observed outcomes into the expectations file "
+                                                          "instead of failing on differences")),
+    (("--compat-run-dir",), dict(default=None, metavar="DIR",
+                                 help="where children, artifacts, logs and caches go (default: a new temporary "
+                                      "directory, removed after a green run)")),
+    (("--compat-cells",), dict(default=None, metavar="FILE", help="run only the cell ids listed in FILE, one per "
+                                                                  "line (with the axis options, both apply)")),
+    (("--compat-fuzz-profile",), dict(default=None, metavar="NAME",
+                                      help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
+                                           "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")),
+    (("--compat-children",), dict(default=DEFAULT_MODE, choices=MODES,
+                                  help=f"how children start: forked from a warm server per worker (fast) or fresh "
+                                       f"interpreters (the old way, for comparison); default: {DEFAULT_MODE}")),
+    *((((f"--compat-{axis}s",), dict(default=None, metavar="NAMES",
+                                     help=f"comma-separated {axis} names to run (default: all)")) for axis in AXES)),
+)
+
+
