@@ -1,5 +1,6 @@
 """This repository's own test policy (not the plugin's, which users load): pytester for the plugin's end-to-end tests,
-and the `matrix` marker on the matrix and fuzz tests, so the harness tests run alone with `-m "not matrix"`."""
+and markers: `matrix` on the matrix and fuzz tests (the harness tests alone: `-m "not matrix"`), `fuzz` on the fuzz
+tests (the matrix alone: `-m "not fuzz"`)."""
 
 import pytest
 
@@ -8,5 +9,8 @@ pytest_plugins = ("pytester",)
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if getattr(item, "originalname", None) in ("test_cell", "test_fuzz"):
+        name = getattr(item, "originalname", None)
+        if name in ("test_cell", "test_fuzz"):
             item.add_marker(pytest.mark.matrix)
+        if name == "test_fuzz":
+            item.add_marker(pytest.mark.fuzz)
