@@ -214,6 +214,7 @@ class CompatRun:
             self.interrupted = "interrupted (SIGINT or SIGTERM): the cells done so far"
             (self.run_dir / INTERRUPTED).touch()  # workers then take their children's deaths as the stop
             _stop_descendants(below_workers=self.has_workers)
+            _exit_within(EXIT_WITHIN_S)
         if self.isa_detection is not None and self.isa_detection.poll() is None:
             self.isa_detection.kill()
             self.isa_detection.wait()
@@ -279,6 +280,27 @@ _KEY = pytest.StashKey[CompatRun]()
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+EXIT_WITHIN_S = 30.0  # an interrupted run that has not ended by then (xdist still waiting on a worker) is ended
+
+
+def _exit_within(seconds: float) -> None:
+    """Make sure an interrupted run ends: if it still runs after `seconds` (its results are written by then), dump
+    every thread's stack (the evidence of what held it), stop every process it started, workers too, and exit 130."""
+    import faulthandler
+    import threading
+
+    faulthandler.dump_traceback_later(seconds - 1, exit=False)
+
+    def end():
+        time.sleep(seconds)
+        print(f"triton-export-compat: the interrupted run did not end within {seconds:.0f} s; stopping its workers",
+              file=sys.stderr, flush=True)
+        _stop_descendants(below_workers=False)
+        os._exit(130)
+
+    threading.Thread(target=end, name="compat-exit-within", daemon=True).start()
 
 
 def _stop_descendants(below_workers: bool) -> None:

@@ -56,8 +56,13 @@ def compile_package(ep, package_path: str) -> dict[str, Any]:
 
 
 def load_package(package_path: str):
+    """`aoti_load_package`, with the run's detected CPU ISAs: loading checks the package's recorded CPU ISA against
+    this machine's, which would run Inductor's whole detection again (56 s per load on the H100 runner)."""
     import torch
 
+    from . import toolchain
+
+    toolchain.apply()
     return torch._inductor.aoti_load_package(package_path)
 
 
