@@ -128,9 +128,10 @@ class Matrix:
         gpu = ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items()) or "no GPU"
         text = (f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, {gpu}, driver {env['driver']}, "
                 f"Python {env['python']}, run {env['date']}")
-        merged = self.doc["options"].get("merged_from")
-        if merged:
-            runs = "; ".join(f"{m['machine']} at {m['date'][:16]} ({m['cells']} cells)" for m in merged)
+        merged = [m for m in self.doc["options"].get("merged_from") or [] if m["cells"] or m.get("fuzz")]
+        if merged:  # the runs that contributed what is shown
+            runs = "; ".join(f"{m['machine']} at {m['date'][:16]} ({m['cells']} cells"
+                             + (f", {m['fuzz']} fuzz tests" if m.get("fuzz") else "") + ")" for m in merged)
             text += (f" — merged from {len(merged)} runs ({runs}), verdicts recomputed against "
                      f"{self.doc['options']['regraded_against']}")
         return text

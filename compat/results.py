@@ -71,8 +71,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
         gpus = Counter(g["name"] for g in env["gpus"])
         sources.append({"path": str(path), "machine": ", ".join(f"{n}x {name}" if n > 1 else name
                                                                  for name, n in gpus.items()) or "cpu",
-                        "date": env["date"],
-                        "cells": len(doc["cells"]), "wall_seconds": doc["summary"]["wall_seconds"]})
+                        "date": env["date"], "wall_seconds": doc["summary"]["wall_seconds"]})
         for section, records in merged.items():
             for cell in doc.get(section, []):
                 if not in_matrix(cell["id"]):
@@ -83,6 +82,9 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                 records[cell["id"]] = {**cell, "source": str(path), "expected": exp.row if exp else None,
                                        "expected_at": exp.where if exp else None,
                                        "verdict": verdict(cell["id"], exp, outcome, run, expectations.path, section)}
+    for source in sources:  # what each run still contributes, once later runs took their cells
+        for section in merged:
+            source[section] = sum(r["source"] == source["path"] for r in merged[section].values())
     summaries = [d["summary"] for _, d in docs]
     builds = {"exports": sum(s.get("exports", 0) for s in summaries),
               "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
@@ -91,7 +93,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     profiles = sorted({d["options"].get("fuzz_profile") for _, d in docs if d.get("fuzz")} - {None})
     options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
                "regraded_against": os.path.relpath(expectations.path), "fuzz_profile": ", ".join(profiles) or None}
-    return document(docs[0][1]["environment"], list(merged["cells"].values()), builds,
+    return document(docs[-1][1]["environment"], list(merged["cells"].values()), builds,
                     sum(s["wall_seconds"] for s in summaries), options, fuzz=list(merged["fuzz"].values()))
 
 
