@@ -7,6 +7,13 @@ import pytest
 pytest_plugins = ("pytester",)
 
 
+def pytest_configure(config):
+    # Registered here, not in pyproject.toml: the runner's pytest 9.1 warned the TOML list's markers were unknown.
+    config.addinivalue_line("markers", "matrix: a cell of the matrix or its fuzz test (harness tests alone: "
+                                       "-m 'not matrix')")
+    config.addinivalue_line("markers", "fuzz: a fuzz test (the matrix alone: -m 'not fuzz')")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         name = getattr(item, "originalname", None)
