@@ -1,3 +1,23 @@
-"""triton-export-compat: a pytest matrix of Triton kernel wrapping styles x PyTorch stages, with evidence."""
+"""triton-export-compat: a pytest matrix of Triton kernel wrapping styles x PyTorch stages, with evidence.
+
+What you declare about your own kernels (see compat.contract, and the README's "Test your own kernel"):
+
+    from compat import Dim, Kernel, Scalar, Tensor, Tunable, Backward, register_kernel
+    from compat import Known, register_known   # a failure you know, with its reason
+"""
 
 __version__ = "0.1.0"
+
+# Imported on first use: `import compat` (the CLI's --version, its help) does not import torch.
+_API = {"Backward": "contract", "Dim": "contract", "Kernel": "contract", "Scalar": "contract", "Shapes": "contract",
+        "Tensor": "contract", "Tunable": "contract", "register_kernel": "kernels", "Known": "catalogue",
+        "register_known": "catalogue"}
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name):
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

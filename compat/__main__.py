@@ -1,7 +1,8 @@
 """triton-export-compat: which ways of wrapping a Triton kernel for PyTorch survive torch.compile, torch.export
 and AOTInductor, and do they still match eager? Run the matrix, gate it on its expectations, and publish it.
 
-  run [pytest args...]               the matrix and its fuzz tests under pytest-xdist; writes a results file
+  run [pytest args...]               the matrix and its fuzz tests under pytest-xdist, from any directory (its
+                                     pytest ini and expectations.yaml configure the run); writes a results file
   report RESULTS.json                the support matrix as Markdown and HTML
   diff OLD.json NEW.json             what changed between two runs, as Markdown (a pull-request comment)
   accept RESULTS.json                record a run's outcomes into the expectations file (as --compat-accept)
@@ -32,14 +33,31 @@ OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
 
 
+INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def _ini_file(where: Path) -> Path | None:
+    """The pytest configuration of the directory the run starts from (its compat_cases, its expectations)."""
+    for name in INI_FILES:
+        path = where / name
+        if path.is_file() and (name.startswith(("pytest", ".pytest")) or "pytest" in path.read_text(errors="replace")):
+            return path
+    return None
+
+
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
+    from . import testing
     from .environment import describe, machine_label
 
+    here = Path.cwd()
     results = args.results or str(Path(RUNS_DIR) / f"{machine_label(describe())}.json")
-    pytest_args = [str(ROOT / "tests" / "test_matrix.py"), str(ROOT / "tests" / "test_fuzz.py"), "--rootdir",
-                   str(ROOT), "-n", args.workers, f"--compat-results={results}", *extra]
+    ini = _ini_file(here)
+    # The matrix's tests ship with the package, so the run works from any directory; the directory it starts from
+    # gives the configuration: its ini (compat_cases, compat_expectations) and its expectations.yaml.
+    pytest_args = [testing.__file__, "--rootdir", str(here), *(["-c", str(ini)] if ini else []), "-p", "compat.plugin",
+                   "-n", args.workers, "--dist", "loadgroup", f"--compat-results={results}", *extra]
     print(f"pytest {' '.join(pytest_args)}", flush=True)
     code = int(pytest.main(pytest_args))
     if code == 5:
@@ -167,8 +185,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run", help="run the matrix (pytest under xdist) and write its results file",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run the matrix and its fuzz tests (tests/test_matrix.py, tests/test_fuzz.py) under pytest-xdist. "
-                    "Arguments it does not know go to pytest.",
+        description="Run the matrix and its fuzz tests (compat.testing) under pytest-xdist, configured by the pytest "
+                    "ini of the directory it starts from. Arguments it does not know go to pytest.",
         epilog=_pytest_options() + "\n\nexample: python -m compat run --compat-devices=cuda --compat-accept")
     run.add_argument("--results", metavar="PATH",
                      help=f"results file (default: {RUNS_DIR}/torch-<v>_triton-<v>_<gpu>.json; the committed results/ "

@@ -57,7 +57,7 @@ HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristic
 
 HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_autotune_triton_op")
 
-KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation wins: narrow entries first
+KNOWN: list[Known] = [  # the first entry that explains an observation wins: narrow entries first
     Known(WRAP_TRITON_ERRORS, WRAP_TRITON_REFUSES, styles=HEURISTICS_OUTERMOST,
           reason="wrap_triton accepts a JITFunction or an Autotuner; a @triton.heuristics object outermost is "
                  "neither",
@@ -203,7 +203,15 @@ KNOWN: tuple[Known, ...] = (  # the first entry that explains an observation win
           reason="a raw kernel exports as triton_kernel_wrapper_functional, which torch.export can save but not load",
           source="torch/_export/serde/serialize.py (deserialize nyi)",
           rewrite=TRITON_OP_REWRITE),
-)
+]
+
+
+def register_known(*entries: Known) -> None:
+    """Add failures you know (of your own kernels, say), ahead of the suite's: narrower entries first."""
+    for entry in entries:
+        if not isinstance(entry, Known):
+            raise TypeError(f"register_known: expected compat.Known entries, got {type(entry).__name__}")
+    KNOWN[:0] = entries
 
 
 def explain(outcome, cell) -> Known | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -72,7 +71,6 @@ class Cell:
                 "device": self.device}
 
 
-@functools.cache
 def registries() -> dict[str, tuple[str, ...]]:
     """Valid names per axis, in declaration order."""
 
@@ -89,13 +87,33 @@ def check_names(axis: str, names: Iterable[str], where: str) -> None:
                             f"valid {axis} names: {', '.join(valid)}")
 
 
-def applicable(cell: Cell) -> bool:
-    """Whether the cell is in the matrix: the kernel admits the style, the stage the style, the device the style."""
-
+def why_not_applicable(cell: Cell) -> str | None:
+    """Why a combination of names is not in the matrix, or None when it is: declared beside each axis, never a
+    skip."""
     style, stage, kernel, device = STYLES[cell.style], STAGES[cell.stage], KERNELS[cell.kernel], DEVICES[cell.device]
-    return (style.applies_to(kernel) and cell.dtype in kernel.dtypes and cell.dtype in (device.dtypes or kernel.dtypes)
-            and (style.custom_op or not stage.custom_op_only) and (style.cpu_kernel or cell.device != "cpu")
-            and not (stage.packaged and device.interpreted))
+    if cell.dtype not in kernel.dtypes:
+        return f"the kernel declares the dtypes {', '.join(kernel.dtypes)}"
+    if device.dtypes and cell.dtype not in device.dtypes:
+        return f"{cell.device} runs {', '.join(device.dtypes)} only"
+    if style.why_not(kernel):
+        return style.why_not(kernel)
+    if stage.custom_op_only and not style.custom_op:
+        return "the stage checks a torch.library op, which the style does not register"
+    if stage.needs - kernel.features():
+        return "; ".join(STAGE_NEEDS_WHY[n] for n in sorted(stage.needs - kernel.features()))
+    if cell.device == "cpu" and not style.cpu_kernel:
+        return "the style has no CPU kernel (a Triton kernel has no CPU backend to launch on)"
+    if stage.packaged and device.interpreted:
+        return "no one ships Triton's interpreter in an AOTI package"
+    return None
+
+
+STAGE_NEEDS_WHY = {"dynamic": "the kernel declares no dynamic dimension"}
+
+
+def applicable(cell: Cell) -> bool:
+    """Whether the cell is in the matrix (see why_not_applicable)."""
+    return why_not_applicable(cell) is None
 
 
 def parse_cell_id(cell_id: str, where: str) -> Cell:

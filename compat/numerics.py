@@ -51,7 +51,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
     return result
 
 
-def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
+def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str,
+                        scale: torch.Tensor | None = None) -> dict[str, Any]:
+    """`scale`: what each element's error is measured against, when not |ref| (a dot product errs relative to the
+    sum of its terms' magnitudes, however much they cancel)."""
     dtype, result, comparable = _start(out, ref, label)
     if not comparable:
         return result
@@ -64,7 +67,8 @@ def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str) -> dic
                                                   f"it: {int((o_mask != r_mask).sum())} element(s), first at {where}"}
     finite = torch.isfinite(r)
     tiny = torch.finfo(ref.dtype).tiny
-    err, scale = (o - r).abs()[finite], r.abs()[finite]
+    err = (o - r).abs()[finite]
+    scale = (r.abs() if scale is None else scale.to(r).abs())[finite]
     bad = err > TOL[dtype] * scale + tiny
     result.update(max_abs_err=err.max().item() if err.numel() else 0.0,
                   max_rel_err=(err / scale.clamp_min(tiny)).max().item() if err.numel() else 0.0,

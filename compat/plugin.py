@@ -27,13 +27,37 @@ RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name
 ISA_FILE = "isa.json"  # in the run directory: the CPU ISAs Inductor detected, once per run
 
 
+CASES_GROUP = "triton_export_compat.cases"  # entry points of installed packages that declare kernels
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("compat", "triton-export-compat matrix")
     for flags, options in OPTIONS:
         group.addoption(*flags, **options)
     parser.addini("compat_cases", type="args", default=[],
-                  help="modules that declare your own kernels (imported here and in every child before any cell "
-                       "is resolved), e.g. mypkg.compat_cases")
+                  help="modules that declare the kernels to test (imported here and in every child before any cell "
+                       "is resolved), e.g. mypkg.compat_cases; naming any turns the plugin on")
+    parser.addini("compat_expectations", default=None,
+                  help="the expectations YAML, relative to the ini file (default: expectations.yaml in the rootdir); "
+                       "accept creates it")
+    for axis in AXES:
+        parser.addini(f"compat_{axis}s", default=None, help=f"the {axis} names to run unless --compat-{axis}s says")
+
+
+def case_modules(config) -> tuple[str, ...]:
+    """The modules that declare kernels: the ini's `compat_cases`, and the entry points of installed packages."""
+    from importlib.metadata import entry_points
+
+    installed = [ep.value.split(":")[0] for ep in entry_points(group=CASES_GROUP)]
+    return tuple(dict.fromkeys([*config.getini("compat_cases"), *installed]))
+
+
+def active(config) -> bool:
+    """The plugin acts only where asked: kernel modules named (ini or entry point), or a --compat option given."""
+    defaults = {options.get("dest") or flags[0].lstrip("-").replace("-", "_"): options.get("default")
+                for flags, options in OPTIONS}
+    return bool(case_modules(config)) or any(config.getoption(dest) not in (default, False)
+                                             for dest, default in defaults.items())
 
 
 class CompatRun:
@@ -43,7 +67,7 @@ class CompatRun:
         from .expectations import Expectations
 
         self.config = config
-        self.cases = tuple(config.getini("compat_cases"))
+        self.cases = case_modules(config)
         for module in self.cases:  # before any name is checked: they add kernels to the registries
             try:
                 importlib.import_module(module)
@@ -52,11 +76,13 @@ class CompatRun:
         self.accept = config.getoption("compat_accept")
         self.is_worker = hasattr(config, "workerinput")
         self.has_workers = False  # xdist workers run the cells (known at session start)
-        path = config.getoption("compat_expectations") or Path(config.rootpath) / "expectations.yaml"
-        self.expectations = Expectations.load(path)
+        named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
+        default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
+            ini or "expectations.yaml")
+        self.expectations = Expectations.for_run(named or default, named is not None)
         self.select = {}
         for axis in AXES:
-            names = config.getoption(f"compat_{axis}s")
+            names = config.getoption(f"compat_{axis}s") or config.getini(f"compat_{axis}s")
             if names:
                 from .cells import check_names
 
@@ -156,8 +182,16 @@ class CompatRun:
         if self.is_worker:
             return
         self.has_workers = self.config.pluginmanager.has_plugin("dsession")
-        # SIGTERM ends the run as ^C does: children stopped, results written, nothing left running.
-        signal.signal(signal.SIGTERM, _interrupt)
+        # SIGINT and SIGTERM end the run alike: children stopped, results written, nothing left running. Told apart
+        # from pytest's other stops (a collection error, -x), which are no interruption. A SIGINT the shell told
+        # this process to ignore stays ignored.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, self._signalled)
+
+    def _signalled(self, signum, frame):
+        self.interrupted = f"interrupted by {signal.Signals(signum).name}: the cells done so far"
+        raise KeyboardInterrupt(signal.Signals(signum).name)
 
     def start_isa_detection(self, nodeids) -> None:
         """Once the tests are known: if any will compile an AOTI package, find the CPU ISAs now, once, in the
@@ -210,8 +244,7 @@ class CompatRun:
             self.session.close()
         if self.is_worker:
             return
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            self.interrupted = "interrupted (SIGINT or SIGTERM): the cells done so far"
+        if self.interrupted:
             (self.run_dir / INTERRUPTED).touch()  # workers then take their children's deaths as the stop
             _stop_descendants(below_workers=self.has_workers)
             _exit_within(EXIT_WITHIN_S)
@@ -227,7 +260,9 @@ class CompatRun:
     def pytest_unconfigure(self, config):
         if self.is_worker:
             return
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(sig) == self._signalled:
+                signal.signal(sig, default)
         # A run that ended before its session finished (a usage or internal error) leaves no empty run directory.
         if self.own_run_dir and self.run_dir.is_dir() and not any(self.run_dir.iterdir()):
             self.run_dir.rmdir()
@@ -276,10 +311,6 @@ class CompatRun:
 
 
 _KEY = pytest.StashKey[CompatRun]()
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 EXIT_WITHIN_S = 30.0  # an interrupted run that has not ended by then (xdist still waiting on a worker) is ended
@@ -344,8 +375,12 @@ def _read_cell_list(path: str | None) -> set[str] | None:
     return {parse_cell_id(line, f"--compat-cells {path}").id for line in lines}
 
 
-def _state(config) -> CompatRun:
-    return config.stash[_KEY]
+def _state(config) -> CompatRun | None:
+    return config.stash.get(_KEY, None)
+
+
+INACTIVE = ("the triton-export-compat plugin is off in this repository: name the modules that declare your kernels "
+            "in your pytest ini (compat_cases = mypkg.compat_cases), or give a --compat option")
 
 
 def _gpu_used(outcome) -> str:
@@ -355,6 +390,8 @@ def _gpu_used(outcome) -> str:
 
 
 def pytest_configure(config):
+    if not active(config):
+        return  # installed everywhere, inert unless asked: no run directory, no results file, no hooks at work
     try:
         state = CompatRun(config)
     except CompatError as exc:
@@ -367,6 +404,8 @@ def pytest_configure(config):
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config):
+    if _state(config) is None:
+        return None
     from .workers import auto_workers, gib_per_worker, visible_gpus
 
     return auto_workers(os.cpu_count() or 1, visible_gpus(), gib_per_worker())
@@ -399,7 +438,7 @@ def pytest_xdist_make_scheduler(config, log):
     """`--dist loadgroup` (the project's default) sends the tests of one shared child to one worker, which runs the
     child once. The groups come from the cell ids, not from xdist_group marks: xdist 3.8 groups by an `@group` suffix
     it writes into item._nodeid, which pytest 9 no longer reads, so marks alone would silently scatter a group."""
-    if config.getvalue("dist") != "loadgroup":
+    if _state(config) is None or config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
@@ -415,6 +454,8 @@ def pytest_configure_node(node):
     from .workers import gpu_for, visible_gpus
 
     state = _state(node.config)
+    if state is None:
+        return
     node.workerinput["compat_run_dir"] = str(state.run_dir)
     gpus = visible_gpus()
     if gpus:
@@ -425,6 +466,10 @@ def pytest_generate_tests(metafunc):
     from .stages import STAGES
 
     state = _state(metafunc.config)
+    if state is None:
+        if {"cell", "fuzz_cell"} & set(metafunc.fixturenames):
+            raise pytest.UsageError(INACTIVE)
+        return
     if "cell" in metafunc.fixturenames:
         metafunc.parametrize("cell", [pytest.param(c, id=c.id) for c in state.selected])
     if "fuzz_cell" in metafunc.fixturenames:
@@ -440,36 +485,7 @@ def _expected_to_pass(state: CompatRun, cell) -> bool:
 
 @pytest.fixture
 def compat(request) -> CompatRun:
-    return _state(request.config)
-
-
-def _config_snapshot() -> dict[str, str]:
-    import torch._dynamo.config
-    import torch._inductor.config
-
-    return {f"{module.__name__}.{key}": repr(value)
-            for module in (torch._dynamo.config, torch._inductor.config)
-            for key, value in module.get_config_copy().items()}
-
-
-_CONFIG_BEFORE = pytest.StashKey[dict]()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item):
-    item.stash[_CONFIG_BEFORE] = _config_snapshot()  # before any fixture of the test is set up
-    return (yield)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    """Fail a test that leaves torch._dynamo or torch._inductor config changed for the tests after it.
-
-    Checked after every fixture is torn down, so fixtures have restored what they patched."""
-    result = yield
-    before, after = item.stash.get(_CONFIG_BEFORE, None), _config_snapshot()
-    leaked = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) if before else []
-    if leaked:
-        pytest.fail(f"this test leaked config changes into the next: {', '.join(leaked)}; restore them with "
-                    f"torch._dynamo.config.patch / torch._inductor.config.patch", pytrace=False)
-    return result
+    state = _state(request.config)
+    if state is None:
+        raise pytest.UsageError(INACTIVE)
+    return state

@@ -43,6 +43,7 @@ class Stage:
     custom_op_only: bool = False  # applies only to styles that register a torch.library op
     check: Callable | None = None  # probe stages: the check run in the probe child
     fuzzed: bool = True  # the fuzz tests drive its artifact (not for checks of FLOPs, schemas or gradients)
+    needs: frozenset = frozenset()  # Kernel.features() the stage needs (compat.cells says why, where missing)
 
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
@@ -98,7 +99,7 @@ STAGES: dict[str, Stage] = {
           for backend in ("eager", "aot_eager", "inductor")),
         Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
                                  "a second batch size runs without recompiling.", "probe", 600.0,
-              check=checks.compile_dynamic),
+              check=checks.compile_dynamic, needs=frozenset({"dynamic"})),
         Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
                                   "eager PyTorch's; a missing gradient fails.", "probe", 600.0,
               check=checks.compile_backward, fuzzed=False),

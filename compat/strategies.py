@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from .errors import CompatError
-from .model import torch_device
+from .model import shape_of, torch_device
 
 # The element budget of one example, and the top of an exported artifact's dynamic range: the device's
 # `fuzz_elements` (compat.cells), this by default.
@@ -43,21 +43,26 @@ for _name, _options in PROFILES.items():
 
 @dataclass(frozen=True)
 class Example:
-    shape: tuple[int, ...]
-    layout: str
-    seed: int
+    shape: tuple[int, ...]  # the first tensor's shape (an any-shape kernel's only tensor)
+    layout: str  # applied to every tensor that can take it
+    seed: int  # tensor i draws its values from seed + i
     scale: float  # magnitude of the ordinary values (standard normal times scale)
     sign: str  # mixed | negative | positive
-    specials: tuple[tuple[int, str], ...] = ()  # (flat index modulo numel, kind in SPECIALS)
+    specials: tuple[tuple[int, str], ...] = ()  # in the first tensor: (flat index modulo numel, kind in SPECIALS)
+    sizes: tuple[tuple[str, int], ...] = ()  # a kernel with declared dims: the size of each
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
+        d = asdict(self)
+        if not self.sizes:
+            del d["sizes"]  # an any-shape kernel's recipe reads as it always has
+        return json.dumps(d, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> "Example":
         d = json.loads(text)
         return cls(tuple(d["shape"]), d["layout"], d["seed"], d["scale"], d["sign"],
-                   tuple((int(i), str(k)) for i, k in d["specials"]))
+                   tuple((int(i), str(k)) for i, k in d["specials"]),
+                   tuple((str(n), int(v)) for n, v in d.get("sizes", ())))
 
 
 def _special(kind: str, dtype: torch.dtype) -> float:
@@ -67,33 +72,59 @@ def _special(kind: str, dtype: torch.dtype) -> float:
     return sign * base[kind.lstrip("-")]
 
 
-def materialize(example: Example, dtype: str, device: str) -> torch.Tensor:
-    """The example's tensor, in its layout, on the device's torch device."""
-    t = getattr(torch, dtype)
-    numel = math.prod(example.shape)
-    gen = torch.Generator().manual_seed(example.seed)
+def _values(shape: tuple[int, ...], seed: int, example: Example, t: torch.dtype,
+            specials: tuple = ()) -> torch.Tensor:
+    numel = math.prod(shape)
+    gen = torch.Generator().manual_seed(seed)
     values = torch.randn(numel, generator=gen, dtype=torch.float64) * example.scale
     if example.sign != "mixed":
         values = values.abs() * (-1.0 if example.sign == "negative" else 1.0)
-    for index, kind in example.specials:
+    for index, kind in specials if numel else ():
         values[index % numel] = _special(kind, t)
-    values = values.to(t).reshape(example.shape)
-    dev = torch_device(device)
-    shape = example.shape
-    if example.layout == "contiguous":
+    return values.to(t).reshape(shape)
+
+
+def _laid_out(values: torch.Tensor, layout: str, device: str) -> torch.Tensor:
+    """`values` on the device in `layout`: the same values, in other memory."""
+    t, shape, dev = values.dtype, tuple(values.shape), torch_device(device)
+    if layout == "contiguous":
         return values.to(dev)
-    if example.layout == "transposed":  # stored with the last two dimensions swapped
+    if layout == "transposed":  # stored with the last two dimensions swapped
         return values.transpose(-1, -2).contiguous().to(dev).transpose(-1, -2)
-    if example.layout == "sliced":  # a narrowed view of a wider last dimension; for 1-D, an offset view
+    if layout == "sliced":  # a narrowed view of a wider last dimension; for 1-D, an offset view
         base = torch.full((*shape[:-1], shape[-1] + 2), math.nan, dtype=t, device=dev)
         view = base[..., 1:shape[-1] + 1]
-    elif example.layout == "strided":  # every other element of the first dimension
+    elif layout == "strided":  # every other element of the first dimension
         base = torch.full((2 * shape[0], *shape[1:]), math.nan, dtype=t, device=dev)
         view = base[::2]
     else:
-        raise ValueError(f"unknown layout {example.layout!r}; layouts: {', '.join(LAYOUTS)}")
+        raise ValueError(f"unknown layout {layout!r}; layouts: {', '.join(LAYOUTS)}")
     view.copy_(values)
     return view
+
+
+def _admits(layout: str, shape: tuple[int, ...]) -> bool:
+    return layout != "transposed" or len(shape) >= 2
+
+
+def materialize(example: Example, dtype: str, device: str) -> torch.Tensor:
+    """The example's tensor (an any-shape kernel's), in its layout, on the device's torch device."""
+    values = _values(example.shape, example.seed, example, getattr(torch, dtype), example.specials)
+    return _laid_out(values, example.layout, device)
+
+
+def materialize_inputs(kernel, example: Example, dtype: str, device: str) -> tuple[torch.Tensor, ...]:
+    """Every tensor the op-level artifact takes: an any-shape kernel's one, or each declared tensor at the example's
+    sizes, in the example's layout where its rank admits it (specials go to the first)."""
+    if kernel.any_shape:
+        return (materialize(example, dtype, device),)
+    sizes, out = dict(example.sizes), []
+    for i, spec in enumerate(kernel.tensors):
+        shape = shape_of(spec, sizes)
+        values = _values(shape, example.seed + i, example, getattr(torch, spec.dtype or dtype),
+                         example.specials if i == 0 else ())
+        out.append(_laid_out(values, example.layout if _admits(example.layout, shape) else "contiguous", device))
+    return tuple(out)
 
 
 # ---- strategies ----
@@ -170,9 +201,60 @@ def examples(shapes: st.SearchStrategy[tuple[int, ...]], dtype: str) -> st.Searc
         lambda layout, v: Example(shape, layout, *v), layouts(shape), values(dtype)))
 
 
+def dim_tops(kernel, budget: int = MAX_ELEMENTS) -> dict[str, int]:
+    """A declared-dims kernel: the largest size of each dynamic dim, within its declared max and the element budget
+    (the budget over the largest product of the other dims of a tensor that has it)."""
+    example = {d.name: d.example for d in kernel.dims}
+    tops = {}
+    for d in kernel.dims:
+        if not d.dynamic:
+            continue
+        others = max(math.prod(shape_of(t, {**example, d.name: 1})) for t in kernel.tensors
+                     if t.dims and d.name in t.dims)
+        tops[d.name] = max(d.min, min(d.max, budget // max(1, others)) // d.multiple_of * d.multiple_of)
+    return tops
+
+
+def _first_shape(kernel, sizes: dict[str, int]) -> tuple[int, ...]:
+    return shape_of(kernel.tensors[0], sizes)
+
+
+@st.composite
+def declared_examples(draw, kernel, dtype: str, budget: int = MAX_ELEMENTS):
+    """A declared-dims kernel's inputs: each dynamic dim anywhere in its range (its minimum, sizes around the
+    kernel's blocks, anything, rarely its top), the others at their example."""
+    tops = dim_tops(kernel, budget)
+    sizes = {}
+    for d in kernel.dims:
+        if d.name not in tops:
+            sizes[d.name] = d.example
+            continue
+        top, small_top = tops[d.name], draw(example_budgets(tops[d.name]))
+        size = draw(st.one_of(st.just(d.min), dim_sizes(kernel.shapes.blocks)))
+        size = max(d.min, min(size, small_top, top))
+        sizes[d.name] = max(d.min, size // d.multiple_of * d.multiple_of)
+    ranks = [len(t.dims) for t in kernel.tensors]
+    layout = draw(st.sampled_from([lay for lay in LAYOUTS if lay != "transposed" or max(ranks) >= 2]))
+    seed, scale, sign, specials = draw(values(dtype))
+    return Example(_first_shape(kernel, sizes), layout, seed, scale, sign, specials, tuple(sizes.items()))
+
+
 def boundary_examples(kernel, dtype: str, exported: bool, budget: int = MAX_ELEMENTS) -> list[Example]:
     """Examples every run sends, whatever Hypothesis draws: size 1, each block boundary, the largest size, and
     every special value."""
+    specials = tuple(enumerate(SPECIALS))
+    if not kernel.any_shape:
+        tops, base = dim_tops(kernel, budget), {d.name: d.example for d in kernel.dims}
+        out = []
+        for name, top in tops.items():
+            low = next(d.min for d in kernel.dims if d.name == name)
+            for size in sorted({low, *(b + e for b in kernel.shapes.blocks for e in (-1, 1) if low <= b + e <= top),
+                                top}):
+                sizes = {**base, name: size}
+                out.append(Example(_first_shape(kernel, sizes), "contiguous", 0, 1.0, "mixed", specials,
+                                   tuple(sizes.items())))
+        return out or [Example(_first_shape(kernel, base), "contiguous", 0, 1.0, "mixed", specials,
+                               tuple(base.items()))]
     if exported:
         top = dynamic_max(kernel, budget)
         sizes = [1, *(b for b in kernel.shapes.blocks + (top,) if b <= top)]
@@ -182,7 +264,16 @@ def boundary_examples(kernel, dtype: str, exported: bool, budget: int = MAX_ELEM
         rank = min(kernel.shapes.ranks)
         sizes = [1, *(b + d for b in kernel.shapes.blocks for d in (-1, 1)), LARGE_SIZES[0]]
         shapes = sorted({_fit([*[1] * (rank - 1), s], multiple, budget) for s in sizes})
-    return [Example(shape, "contiguous", 0, 1.0, "mixed", tuple(enumerate(SPECIALS))) for shape in shapes]
+    return [Example(shape, "contiguous", 0, 1.0, "mixed", specials) for shape in shapes]
+
+
+def kernel_examples(kernel, dtype: str, exported: bool, budget: int = MAX_ELEMENTS) -> st.SearchStrategy[Example]:
+    """What the fuzz tests draw for a kernel: any shape it admits, or its declared dims; inside an exported
+    artifact's range when `exported`."""
+    if not kernel.any_shape:
+        return declared_examples(kernel, dtype, budget)
+    shapes = exported_shapes(kernel, budget) if exported else free_shapes(kernel, dtype, budget)
+    return examples(shapes, dtype)
 
 
 def profile_settings(name: Optional[str]) -> settings:

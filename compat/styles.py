@@ -1,13 +1,15 @@
 """Wrapping-style axis: the ways people hand a Triton kernel to PyTorch.
 
-A style turns a `Kernel` into an op with the kernel's signature (`build`) and names the graph node that proves a
-traced graph holds the kernel (`graph_marker`). Adding a style means adding one `Style(...)` to `STYLES` below.
+A style turns a `Kernel` into an op with the kernel's declared signature (`build`) and names the graph node that
+proves a traced graph holds the kernel (`graph_marker`). What it needs of a kernel (`needs`) decides where it
+applies; where it does not, `why_not` says why (never a skip). Adding a style means adding one `Style(...)` below.
 """
 
 from __future__ import annotations
 
 import functools
-import math
+import inspect
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -15,10 +17,16 @@ import torch
 import triton
 from torch.library import triton_op, wrap_triton
 
-from .kernels import KERNELS, Kernel
+from .contract import Kernel, Tensor
+from .kernels import KERNELS
 
 OP_NAMESPACE = "compat"
 RAW_MARKER = "triton_kernel_wrapper"  # the higher-order op Dynamo puts a traced raw launch into
+# Why a style that needs a kernel feature does not apply to a kernel without it.
+NEEDS_WHY = {"backward": "the kernel declares no backward kernel",
+             "tunable": "the kernel declares no tunable constexprs (Tunable)",
+             "unary": "the style passes a tensor subclass through a one-tensor-in, one-tensor-out op",
+             "flops": "the kernel declares no FLOP formula"}
 
 
 @dataclass(frozen=True)
@@ -32,8 +40,15 @@ class Style:
     cpu_kernel: bool = False  # has a CPU path, so it runs on the plain `cpu` device
     flop_formula: bool = False  # registers a FLOP formula, which flop_count then holds the count to
 
+    def why_not(self, kernel: Kernel) -> str | None:
+        """Why the style does not apply to the kernel, or None when it does."""
+        if kernel.styles is not None and self.name not in kernel.styles:
+            return kernel.styles_why or f"the kernel runs only the styles {', '.join(kernel.styles)}"
+        missing = sorted(self.needs - kernel.features())
+        return "; ".join(NEEDS_WHY[m] for m in missing) or None
+
     def applies_to(self, kernel: Kernel) -> bool:
-        return self.needs <= kernel.features() and (kernel.styles is None or self.name in kernel.styles)
+        return self.why_not(kernel) is None
 
 
 def op_name(kernel: Kernel, style: str) -> str:
@@ -41,16 +56,15 @@ def op_name(kernel: Kernel, style: str) -> str:
 
 
 def _launcher(kernel: Kernel, launched, meta=None, wrap: bool = False):
-    """A function with the kernel's annotated signature that launches `launched` (torch.library reads the
-    annotations through functools.wraps). `wrap`: call `wrap_triton(launched)` at each launch, inside the traced
-    code, as users write it (Dynamo handles the call to wrap_triton, not a wrapper object made beforehand)."""
+    """A function with the kernel's declared signature that launches `launched` (torch.library reads the signature).
+    `wrap`: call `wrap_triton(launched)` at each launch, inside the traced code, as users write it (Dynamo handles
+    the call to wrap_triton, not a wrapper object made beforehand)."""
     meta = dict(kernel.meta if meta is None else meta)
 
-    @functools.wraps(kernel.signature)
-    def impl(*args, **kwargs):
-        return kernel.launch(wrap_triton(launched) if wrap else launched, meta, *args, **kwargs)
+    def launch(*args):  # a def, not a lambda: torch >= 2.13's triton_op reads its source to find the kernels
+        return kernel.launch(wrap_triton(launched) if wrap else launched, meta, *args)
 
-    return impl
+    return kernel.with_defaults(launch)
 
 
 def _library_op(kernel: Kernel, style: str, impl):
@@ -59,20 +73,30 @@ def _library_op(kernel: Kernel, style: str, impl):
 
 # ---- the decorated kernels autotune / heuristics styles launch ----
 
-SIZE_KEY = ["n_elements"]  # the launch argument autotune keys on and the heuristic reads
+def _untuned_meta(kernel: Kernel) -> dict:
+    """The launch constexprs no autotune config or heuristic chooses."""
+    return {k: v for k, v in kernel.meta if k not in kernel.tunable.choices}
 
 
-def _autotuned(jit, kernel: Kernel, over_block: bool = True):
-    (param, choices), = kernel.tunable.items()
-    configs = ([triton.Config({param: c}) for c in choices] if over_block
-               else [triton.Config({}, num_warps=w) for w in (2, 4)])
-    return triton.autotune(configs=configs, key=SIZE_KEY)(jit)
+def _autotuned(jit, kernel: Kernel, over_tunables: bool = True):
+    tunable = kernel.tunable
+    if over_tunables:
+        names = list(tunable.choices)
+        configs = [triton.Config(dict(zip(names, values))) for values in itertools.product(*tunable.choices.values())]
+    else:  # the tunables are someone else's to choose (a heuristic): autotune the warps
+        configs = [triton.Config({}, num_warps=w) for w in (2, 4)]
+    return triton.autotune(configs=configs, key=list(tunable.key))(jit)
 
 
 def _heuristic(jit, kernel: Kernel):
-    (param, choices), = kernel.tunable.items()
-    small, large = min(choices), max(choices)
-    return triton.heuristics({param: lambda args: small if args[SIZE_KEY[0]] <= 4096 else large})(jit)
+    """Each tunable constexpr: its smallest choice while the first key argument is at most the threshold, else its
+    largest (a heuristic that reads a size, as real ones do)."""
+    tunable = kernel.tunable
+    size = tunable.key[0]
+    return triton.heuristics({
+        name: (lambda small, large: lambda args: small if args[size] <= tunable.threshold else large)(
+            min(choices), max(choices))
+        for name, choices in tunable.choices.items()})(jit)
 
 
 # ---- builders ----
@@ -92,13 +116,13 @@ def _triton_op(kernel: Kernel, style: str = "triton_op"):
 def _custom_op(kernel: Kernel):
     op = torch.library.custom_op(f"{OP_NAMESPACE}::{op_name(kernel, 'custom_op')}",
                                  mutates_args=kernel.mutates)(_launcher(kernel, kernel.jit))
-    op.register_fake(kernel.reference)  # the reference only allocates and computes with torch ops
+    op.register_fake(kernel.with_defaults(kernel.reference))  # it only allocates and computes with torch ops
     return op
 
 
 def _triton_op_cpu_fallback(kernel: Kernel):
     op = _triton_op(kernel, "triton_op_cpu_fallback")
-    op.register_kernel("cpu")(kernel.reference)
+    op.register_kernel("cpu")(kernel.with_defaults(kernel.reference))
     return op
 
 
@@ -107,9 +131,12 @@ def _triton_op_flops(kernel: Kernel):
 
     op = _triton_op(kernel, "triton_op_flops")
 
+    flops = kernel.with_defaults(kernel.flops)
+
     @register_flop_formula(getattr(torch.ops, OP_NAMESPACE).__getattr__(op_name(kernel, "triton_op_flops")))
-    def _(x_shape, *args, **kwargs) -> int:
-        return kernel.flops_per_element * math.prod(x_shape)
+    def _(*args, out_shape=None, **kwargs) -> int:
+        # Tensors arrive as their shapes, an argument equal to its default not at all, and the output's shape too.
+        return flops(*args, **kwargs)
 
     return op
 
@@ -129,33 +156,53 @@ def _triton_op_subclass(kernel: Kernel):
 
 
 def _autotune_raw(kernel: Kernel):
-    return _launcher(kernel, _autotuned(kernel.jit, kernel), meta={})
+    return _launcher(kernel, _autotuned(kernel.jit, kernel), meta=_untuned_meta(kernel))
 
 
 def _autotune_triton_op(kernel: Kernel):
     return _library_op(kernel, "autotune_triton_op",
-                       _launcher(kernel, _autotuned(kernel.jit, kernel), meta={}, wrap=True))
+                       _launcher(kernel, _autotuned(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True))
 
 
 def _heuristics_raw(kernel: Kernel):
-    return _launcher(kernel, _heuristic(kernel.jit, kernel), meta={})
+    return _launcher(kernel, _heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel))
 
 
 def _heuristics_triton_op(kernel: Kernel):
     return _library_op(kernel, "heuristics_triton_op",
-                       _launcher(kernel, _heuristic(kernel.jit, kernel), meta={}, wrap=True))
+                       _launcher(kernel, _heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True))
 
 
 def _autotune_heuristics_triton_op(kernel: Kernel):
-    # @triton.autotune over @triton.heuristics: the heuristic picks the block, autotune the warps.
-    fn = _autotuned(_heuristic(kernel.jit, kernel), kernel, over_block=False)
-    return _library_op(kernel, "autotune_heuristics_triton_op", _launcher(kernel, fn, meta={}, wrap=True))
+    # @triton.autotune over @triton.heuristics: the heuristic picks the blocks, autotune the warps.
+    fn = _autotuned(_heuristic(kernel.jit, kernel), kernel, over_tunables=False)
+    return _library_op(kernel, "autotune_heuristics_triton_op",
+                       _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True))
 
 
 def _heuristics_autotune_triton_op(kernel: Kernel):
     # @triton.heuristics over @triton.autotune: the decorator order torch's tracing does not look through.
-    fn = _heuristic(_autotuned(kernel.jit, kernel, over_block=False), kernel)
-    return _library_op(kernel, "heuristics_autotune_triton_op", _launcher(kernel, fn, meta={}, wrap=True))
+    fn = _heuristic(_autotuned(kernel.jit, kernel, over_tunables=False), kernel)
+    return _library_op(kernel, "heuristics_autotune_triton_op",
+                       _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True))
+
+
+def _split(kernel: Kernel, args: tuple) -> tuple[list, list]:
+    """(the tensor arguments, to save for backward; the others, to keep as they are)."""
+    return ([a for spec, a in zip(kernel.inputs, args) if isinstance(spec, Tensor)],
+            [a for spec, a in zip(kernel.inputs, args) if not isinstance(spec, Tensor)])
+
+
+def _merge(kernel: Kernel, tensors: list, others: list) -> list:
+    t, o = iter(tensors), iter(others)
+    return [next(t) if isinstance(spec, Tensor) else next(o) for spec in kernel.inputs]
+
+
+def _input_grads(kernel: Kernel, grads) -> tuple:
+    """The backward kernel's gradients (one per differentiable tensor input) as autograd wants them: one per input,
+    None for scalars and non-differentiable tensors."""
+    grads = iter(grads if isinstance(grads, (tuple, list)) else (grads,))
+    return tuple(next(grads) if isinstance(spec, Tensor) and spec.differentiable else None for spec in kernel.inputs)
 
 
 def _autograd_function(kernel: Kernel):
@@ -164,33 +211,50 @@ def _autograd_function(kernel: Kernel):
 
     class KernelFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return kernel.launch(kernel.jit, meta, x)
+        def forward(ctx, *args):
+            tensors, ctx.others = _split(kernel, args)
+            ctx.save_for_backward(*tensors)
+            return kernel.launch(kernel.jit, meta, *args)
 
         @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return bwd.launch(bwd.jit, meta, x, grad)
+        def backward(ctx, *grads):
+            args = _merge(kernel, list(ctx.saved_tensors), ctx.others)
+            return _input_grads(kernel, bwd.launch(bwd.jit, meta, *args, *grads))
 
-    return KernelFunction.apply
+    def apply(*args):
+        return KernelFunction.apply(*args)
+
+    apply.__signature__ = kernel.signature()
+    return apply
 
 
 def _register_autograd(kernel: Kernel):
     bwd = kernel.backward
     meta = dict(kernel.meta)
     op = _triton_op(kernel, "register_autograd")
+    forward = kernel.signature()
+    differentiable = [a for a in kernel.tensors if a.differentiable]
+    grad_params = [inspect.Parameter(f"grad_{name}", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                     annotation=torch.Tensor) for name in kernel.outputs]
+    returns = torch.Tensor if len(differentiable) == 1 else tuple[(torch.Tensor,) * len(differentiable)]
 
-    @triton_op(f"{OP_NAMESPACE}::{op_name(kernel, 'register_autograd')}_backward", mutates_args=())
-    def backward_op(x: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
-        return bwd.launch(wrap_triton(bwd.jit), meta, x, grad)
+    def backward_impl(*args):
+        grads = tuple(bwd.launch(wrap_triton(bwd.jit), meta, *args))
+        return grads[0] if len(grads) == 1 else grads
+
+    backward_impl.__signature__ = inspect.Signature(
+        [p.replace(default=inspect.Parameter.empty) for p in forward.parameters.values()] + grad_params,
+        return_annotation=returns)
+    backward_op = triton_op(f"{OP_NAMESPACE}::{op_name(kernel, 'register_autograd')}_backward",
+                            mutates_args=())(backward_impl)
 
     def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
+        tensors, ctx.others = _split(kernel, inputs)
+        ctx.save_for_backward(*tensors)
 
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return backward_op(x, grad)
+    def backward(ctx, *grads):
+        args = _merge(kernel, list(ctx.saved_tensors), ctx.others)
+        return _input_grads(kernel, backward_op(*args, *grads))
 
     op.register_autograd(backward, setup_context=setup_context)
     return op
@@ -217,29 +281,30 @@ STYLES: dict[str, Style] = {
         Style("triton_op_cpu_fallback", '`triton_op` plus `register_kernel("cpu")` computing the eager reference.',
               _triton_op_cpu_fallback, _op_marker("triton_op_cpu_fallback"), custom_op=True, cpu_kernel=True),
         Style("triton_op_flops", "`triton_op` plus `torch.utils.flop_counter.register_flop_formula`.",
-              _triton_op_flops, _op_marker("triton_op_flops"), custom_op=True, flop_formula=True),
+              _triton_op_flops, _op_marker("triton_op_flops"), needs=frozenset({"flops"}), custom_op=True,
+              flop_formula=True),
         Style("triton_op_subclass", "`triton_op` called on a wrapper tensor subclass holding two tensors "
                                     "(`TwoTensor`), built inside the model.", _triton_op_subclass,
               _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True),
-        Style("autotune_raw", "`@triton.autotune` (two BLOCK_SIZE configs, keyed on n_elements), launched raw.",
-              _autotune_raw, _raw, needs=frozenset({"tunable"})),
+        Style("autotune_raw", "`@triton.autotune` over the kernel's tunable constexprs, keyed on its declared sizes, "
+                              "launched raw.", _autotune_raw, _raw, needs=frozenset({"tunable"})),
         Style("autotune_triton_op", "The autotuned kernel through `triton_op` + `wrap_triton`.", _autotune_triton_op,
               _op_marker("autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True),
-        Style("heuristics_raw", "`@triton.heuristics` choosing BLOCK_SIZE from n_elements, launched raw.",
-              _heuristics_raw, _raw, needs=frozenset({"tunable"})),
+        Style("heuristics_raw", "`@triton.heuristics` choosing the tunable constexprs from a size (its first "
+                                "autotune key), launched raw.", _heuristics_raw, _raw, needs=frozenset({"tunable"})),
         Style("heuristics_triton_op", "The heuristics-only kernel through `triton_op` + `wrap_triton`.",
               _heuristics_triton_op, _op_marker("heuristics_triton_op"), needs=frozenset({"tunable"}),
               custom_op=True),
         Style("autotune_heuristics_triton_op", "`@triton.autotune` (num_warps) over `@triton.heuristics` "
-                                               "(BLOCK_SIZE), through `triton_op`.", _autotune_heuristics_triton_op,
+                                               "(the tunables), through `triton_op`.", _autotune_heuristics_triton_op,
               _op_marker("autotune_heuristics_triton_op"), needs=frozenset({"tunable"}), custom_op=True),
-        Style("heuristics_autotune_triton_op", "`@triton.heuristics` (BLOCK_SIZE) over `@triton.autotune` "
+        Style("heuristics_autotune_triton_op", "`@triton.heuristics` (the tunables) over `@triton.autotune` "
                                                "(num_warps), through `triton_op`.", _heuristics_autotune_triton_op,
               _op_marker("heuristics_autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True),
         Style("autograd_function", "`torch.autograd.Function` whose forward and backward launch raw kernels.",
-              _autograd_function, _raw, needs=frozenset({"backward", "unary"})),
+              _autograd_function, _raw, needs=frozenset({"backward"})),
         Style("register_autograd", "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
-              _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward", "unary"}),
+              _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward"}),
               custom_op=True),
     )
 }

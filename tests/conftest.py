@@ -1,10 +1,10 @@
-"""This repository's own test policy (not the plugin's, which users load): pytester for the plugin's end-to-end tests,
-and markers: `matrix` on the matrix and fuzz tests (the harness tests alone: `-m "not matrix"`), `fuzz` on the fuzz
-tests (the matrix alone: `-m "not fuzz"`)."""
+"""This repository's own test policy (not the plugin's, which users load): the config-leak check (tests/hygiene.py),
+pytester for the plugin's end-to-end tests, and markers: `matrix` on the matrix and fuzz tests (the harness tests
+alone: `-m "not matrix"`), `fuzz` on the fuzz tests (the matrix alone: `-m "not fuzz"`)."""
 
 import pytest
 
-pytest_plugins = ("pytester",)
+pytest_plugins = ("pytester", "tests.hygiene")
 
 
 def pytest_configure(config):

@@ -242,3 +242,13 @@ def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path):
     path.write_text(f"schema: 1\ncells:\n  {CELL}:\n{row}  {CELL}:\n{row}")
     with pytest.raises(ExpectationsError, match=rf"expectations.yaml: duplicate key '{CELL}' on lines 3 and 7"):
         Expectations.load(path)
+
+
+def test_accept_into_an_any_dtype_key_leaves_no_row_the_new_one_hides(tmp_path):
+    # Every dtype's row folds ahead of the any-dtype key's rows; one for the same versions and host would be dead.
+    key = CELL.replace("bfloat16", "*")
+    exp = load(tmp_path, {key: [{**FAILS, "torch": "==2.11.*", "triton": "==3.6.*", "host": "gpu"}]})
+    observed = {CELL.replace("bfloat16", dt): Outcome("passed") for dt in ("float32", "float16", "bfloat16")}
+    accept(exp, observed, GPU, MEASURED["measured"])
+    rows = Expectations.load(exp.path).data["cells"][key]
+    assert [r["outcome"] for r in rows] == ["passed"]

@@ -28,6 +28,27 @@ def project(pytester, monkeypatch):
     return pytester
 
 
+MINE_CASES = """
+from compat import Kernel, register_kernel
+from compat.kernels import launch_silu, silu_kernel, silu_reference
+
+register_kernel(Kernel(name="mine", doc="a user's kernel: the suite's expectations have no rows for it",
+                       jit=silu_kernel, launch=launch_silu, reference=silu_reference, dtypes=("float32",),
+                       meta=(("BLOCK_SIZE", 1024),)))
+"""
+MINE = "mine-raw_jit-eager-float32-cpu_interpret"
+MINE_ONLY = ["--compat-kernels=mine", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
+             "--compat-styles=raw_jit", "--compat-stages=eager"]
+
+
+@pytest.fixture
+def mine(project):
+    """The project declares a kernel of its own, in a module named by its ini, as a user's repository does."""
+    project.makepyfile(mine_cases=MINE_CASES)
+    project.makeini("[pytest]\ncompat_cases = mine_cases\n")
+    return project
+
+
 def expect(pytester, cells):
     (pytester.path / "expectations.yaml").write_text(yaml.safe_dump({"schema": 1, "cells": cells}))
 
@@ -60,16 +81,30 @@ def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
     assert Path(kept.split(": ", 1)[1]).is_dir()  # a failed run keeps its logs
 
 
-def test_a_cell_with_no_expectation_fails_then_accept_records_it(project):
-    expect(project, {})
-    run(project, f"--compat-run-dir={project.path / 'run'}").assert_outcomes(failed=1)
-    accepted = run(project, "--compat-accept")
+def test_a_cell_with_no_expectation_fails_then_accept_records_it(mine):
+    def run_mine(*args):
+        return mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", *args)
+
+    run_mine(f"--compat-run-dir={mine.path / 'run'}").assert_outcomes(failed=1)  # no expectations file at all
+    accepted = run_mine("--compat-accept")
     accepted.assert_outcomes(passed=1)
-    accepted.stdout.fnmatch_lines([f"accepted: {CELL}: no expectation -> passed*"])
-    # cpu_interpret runs one dtype, so the row lands under the cell's any-dtype key.
-    rows = yaml.safe_load((project.path / "expectations.yaml").read_text())["cells"][CELL.replace("float32", "*")]
+    accepted.stdout.fnmatch_lines([f"accepted: {MINE}: no expectation -> passed*"])
+    # cpu_interpret runs one dtype, so the row lands under the cell's any-dtype key; accept made the file.
+    rows = yaml.safe_load((mine.path / "expectations.yaml").read_text())["cells"][MINE.replace("float32", "*")]
     assert rows[0]["outcome"] == "passed" and "measured" in rows[0]["provenance"]
-    run(project).assert_outcomes(passed=1)
+    run_mine().assert_outcomes(passed=1)
+
+
+def test_the_suites_own_kernels_are_gated_on_the_suites_rows_behind_the_projects_own(mine):
+    # The project's file has rows only for its own kernel; the suite's cell finds the suite's rows.
+    expect(mine, {MINE: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    both = ["--compat-kernels=mine,silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
+            "--compat-styles=raw_jit", "--compat-stages=eager"]
+    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *both, "test_matrix.py", "--compat-results=r.json")
+    result.assert_outcomes(passed=2)
+    doc = json.loads((mine.path / "r.json").read_text())
+    assert {c["id"]: c["expected_at"] for c in doc["cells"]} == {MINE: f"cells.{MINE}[0]",
+                                                                CELL: f"cells.{CELL.replace('float32', '*')}[0]"}
 
 
 def test_malformed_expectations_fail_before_collection_naming_file_and_entry(project):
@@ -100,6 +135,7 @@ def test_unwritable_results_path_fails_before_any_cell_runs(project):
 
 
 def test_hygiene_fails_a_test_that_leaks_compiler_config(project):
+    project.makeconftest('pytest_plugins = ("compat.plugin", "tests.hygiene")')
     project.makepyfile(test_leak="""
 import torch._inductor.config
 
@@ -168,32 +204,33 @@ def test_only_cells_expected_to_pass_here_are_fuzzed_and_a_run_that_fuzzed_nothi
     assert doc["fuzz"] == [] and doc["summary"]["fuzz"]["collected"]
 
 
-def test_a_version_without_rows_runs_every_cell_under_xdist_and_reports_no_expectation(project, monkeypatch):
+def test_a_version_without_rows_runs_every_cell_under_xdist_and_reports_no_expectation(mine, monkeypatch):
     # Rows for another torch only, as after an upgrade: no cell is expected to pass, so the fuzz tests' parameter
     # set is empty. Under xdist that placeholder (NOTSET) once crashed the scheduler before any cell ran.
-    monkeypatch.setenv("TMPDIR", str(project.path / "tmp"))
-    (project.path / "tmp").mkdir()
-    expect(project, {CELL: [{"torch": "==1.0.*", "outcome": "passed", "provenance": PROVENANCE}]})
-    two = ["--compat-styles=raw_jit,triton_op"]
-    result = run(project, "-n", "2", "--compat-results=r.json", *two, tests=("test_matrix.py", "test_fuzz.py"))
+    monkeypatch.setenv("TMPDIR", str(mine.path / "tmp"))
+    (mine.path / "tmp").mkdir()
+    expect(mine, {MINE: [{"torch": "==1.0.*", "outcome": "passed", "provenance": PROVENANCE}]})
+    two = [*MINE_ONLY[:-2], "--compat-styles=raw_jit,triton_op", "--compat-stages=eager"]
+    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *two, "test_matrix.py", "test_fuzz.py", "-n", "2",
+                                       "--compat-results=r.json")
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(failed=2, skipped=1)
-    result.stdout.fnmatch_lines(["*silu-raw_jit-eager-float32-cpu_interpret: no expectation for torch *",
+    result.stdout.fnmatch_lines([f"*{MINE}: no expectation for torch *",
                                  "*2 cells ran here: 0 as expected*2 differ from their expectations*",
                                  "*?P*", "fuzz: nothing fuzzed*"])
-    doc = json.loads((project.path / "r.json").read_text())
-    assert sorted(c["id"] for c in doc["cells"]) == [CELL, CELL.replace("raw_jit", "triton_op")]
+    doc = json.loads((mine.path / "r.json").read_text())
+    assert sorted(c["id"] for c in doc["cells"]) == [MINE, MINE.replace("raw_jit", "triton_op")]
     assert all(c["expected"] is None and "no expectation" in c["verdict"] for c in doc["cells"])
-    kept = [p for p in (project.path / "tmp").iterdir() if p.name.startswith("compat-run-")]
+    kept = [p for p in (mine.path / "tmp").iterdir() if p.name.startswith("compat-run-")]
     assert all(any(p.iterdir()) for p in kept)  # a failed run keeps its logs; never an empty run directory
 
 
 USER_KERNEL = """
-from compat.kernels import KERNELS, Kernel, _silu_reference, _unary_signature, launch_silu, silu_kernel
+from compat import Kernel, register_kernel
+from compat.kernels import launch_silu, silu_kernel, silu_reference
 
-KERNELS["my_silu"] = Kernel(name="my_silu", doc="a user's kernel, declared where the children cannot see it",
-                            jit=silu_kernel, launch=launch_silu, reference=_silu_reference,
-                            signature=_unary_signature, dtypes=("float32",))
+register_kernel(Kernel(name="my_silu", doc="a user's kernel, declared where the children cannot see it",
+                       jit=silu_kernel, launch=launch_silu, reference=silu_reference, dtypes=("float32",)))
 """
 
 
@@ -241,7 +278,8 @@ def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
 
 SLEEPY_CASES = """
 import os, subprocess, sys, time
-from compat.kernels import KERNELS, Kernel, _silu_reference, _unary_signature, launch_silu, silu_kernel
+from compat import Kernel, register_kernel
+from compat.kernels import launch_silu, silu_kernel, silu_reference
 
 
 def launch_sleepy(kernel, meta, x):
@@ -253,9 +291,8 @@ def launch_sleepy(kernel, meta, x):
     return launch_silu(kernel, meta, x)
 
 
-KERNELS["sleepy"] = Kernel(name="sleepy", doc="a kernel whose launch never ends", jit=silu_kernel,
-                           launch=launch_sleepy, reference=_silu_reference, signature=_unary_signature,
-                           dtypes=("float32",), styles=("raw_jit",))
+register_kernel(Kernel(name="sleepy", doc="a kernel whose launch never ends", jit=silu_kernel,
+                       launch=launch_sleepy, reference=silu_reference, dtypes=("float32",), styles=("raw_jit",)))
 """
 
 

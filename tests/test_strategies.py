@@ -10,11 +10,14 @@ from hypothesis import strategies as st
 
 from compat.errors import CompatError
 from compat.kernels import KERNELS
+from compat.model import shape_of
 from compat.strategies import (LARGE_SIZES, LAYOUTS, MAX_ELEMENTS, PROFILES, SPECIALS, Example, boundary_examples,
-                               dynamic_max, examples, exported_shapes, free_shapes, last_dim_multiple, materialize,
-                               profile_settings)
+                               dim_tops, dynamic_max, examples, exported_shapes, free_shapes, kernel_examples,
+                               last_dim_multiple, materialize, materialize_inputs, profile_settings)
 
 DTYPES = ("float32", "float16", "bfloat16")
+ANY_SHAPE = sorted(name for name, k in KERNELS.items() if k.any_shape)
+DECLARED = sorted(name for name, k in KERNELS.items() if not k.any_shape)
 small_shapes = st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple)
 
 
@@ -54,7 +57,7 @@ def test_example_json_round_trips(data):
     assert Example.from_json(ex.to_json()) == ex
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", ANY_SHAPE)
 @given(data=st.data(), dtype=st.sampled_from(DTYPES))
 def test_free_shapes_are_what_the_kernel_admits(kernel, data, dtype):
     k = KERNELS[kernel]
@@ -64,7 +67,7 @@ def test_free_shapes_are_what_the_kernel_admits(kernel, data, dtype):
     assert math.prod(shape) <= MAX_ELEMENTS * multiple
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", ANY_SHAPE)
 @given(data=st.data())
 def test_exported_shapes_stay_inside_the_artifacts_dynamic_range(kernel, data):
     k = KERNELS[kernel]
@@ -74,7 +77,7 @@ def test_exported_shapes_stay_inside_the_artifacts_dynamic_range(kernel, data):
         assert size == spec if spec is not None else 1 <= size <= dynamic_max(k)
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("kernel", ANY_SHAPE)
 def test_every_run_sends_size_one_the_block_boundaries_the_maximum_and_every_special(kernel):
     k = KERNELS[kernel]
     multiple = last_dim_multiple(k, "float16")  # TMA: the last dimension comes in 16-byte steps
@@ -98,3 +101,27 @@ def test_profiles_ci_is_reproducible_and_bounded_thorough_explores_more():
 
 def test_layouts_cover_the_issue():
     assert set(LAYOUTS) == {"contiguous", "transposed", "sliced", "strided"}
+
+
+@pytest.mark.parametrize("kernel", DECLARED)
+def test_a_declared_dims_kernel_gets_each_dynamic_dims_minimum_blocks_and_top_and_every_special(kernel):
+    k = KERNELS[kernel]
+    tops = dim_tops(k)
+    sent = [dict(e.sizes) for e in boundary_examples(k, "float32", exported=False)]
+    for d in k.dims:
+        seen = {s[d.name] for s in sent}
+        assert seen == {d.example} if not d.dynamic else {d.min, tops[d.name]} <= seen <= set(range(d.min, d.max + 1))
+    assert all({kind for _, kind in e.specials} == set(SPECIALS) for e in boundary_examples(k, "float32", False))
+
+
+@pytest.mark.parametrize("kernel", DECLARED)
+@given(data=st.data(), dtype=st.sampled_from(DTYPES))
+def test_declared_examples_stay_in_every_dims_range_and_materialize_every_input(kernel, data, dtype):
+    k = KERNELS[kernel]
+    ex = data.draw(kernel_examples(k, dtype, exported=True))
+    sizes, tops = dict(ex.sizes), dim_tops(k)
+    for d in k.dims:
+        assert d.min <= sizes[d.name] <= tops.get(d.name, d.example)
+    inputs = materialize_inputs(k, ex, dtype, "cpu")
+    assert [tuple(t.shape) for t in inputs] == [shape_of(t, sizes) for t in k.tensors]
+    assert Example.from_json(ex.to_json()) == ex

@@ -22,15 +22,17 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, package: bo
     their family owns."""
     import torch
 
+    from ..kernels import KERNELS
     from ..styles import RAW_MARKER
 
+    kernel = KERNELS[cell.kernel]
     holder = {}
 
     def export() -> Outcome:
         model, holder["reference"] = models(cell)  # in the phase: building a style's op may itself raise
-        example = workload.make_input(workload.EXAMPLE_BATCH, cell.dtype, cell.device)
+        example = workload.example_inputs(kernel, cell.dtype, cell.device)
         # strict= always explicit: its default changed in torch 2.8.
-        holder["ep"] = torch.export.export(model, (example,), dynamic_shapes=workload.dynamic_shapes(),
+        holder["ep"] = torch.export.export(model, example, dynamic_shapes=workload.dynamic_shapes(kernel),
                                            strict=mode == "strict")
         targets = graph_targets([holder["ep"].graph_module])
         return missing_node(cell, targets) or Outcome("passed", detail={"graph": targets})

@@ -21,18 +21,42 @@ def models(cell: "Cell"):
 
     kernel = KERNELS[cell.kernel]
     op = build_op(cell.style, cell.kernel)
-    return (workload.build(lambda h: kernel.use(op, h), cell.dtype, cell.device),
-            workload.build(lambda h: kernel.use(kernel.reference, h), cell.dtype, cell.device))
+    return (workload.build(kernel, op, cell.dtype, cell.device),
+            workload.build(kernel, kernel.reference, cell.dtype, cell.device))
 
 
-def check_batches(fn, reference, cell: "Cell", batches=workload.CHECK_BATCHES, detail: dict | None = None) -> Outcome:
+def inputs(cell: "Cell", point) -> tuple:
+    from ..kernels import KERNELS
+
+    return workload.inputs_at(KERNELS[cell.kernel], point, cell.dtype, cell.device)
+
+
+def check_points(cell: "Cell") -> list:
+    from ..kernels import KERNELS
+
+    return workload.points(KERNELS[cell.kernel])
+
+
+def compare_outputs(got, want, label: str) -> list[dict]:
+    """One comparison per output (a model's use of several outputs, a sum, could cancel)."""
+    got, want = kernel_outputs(got), kernel_outputs(want)
+    if len(got) != len(want):
+        return [{"input": label, "ok": False, "why": f"{label}: {len(got)} outputs, eager has {len(want)}"}]
+    if len(want) == 1:
+        return [numerics.compare(got[0], want[0], label)]
+    return [numerics.compare(g, w, f"{label}, output {i}") for i, (g, w) in enumerate(zip(got, want))]
+
+
+def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None) -> Outcome:
+    """`fn` against the reference at every check point (the kernel's own unless `points`), each side on inputs
+    of its own (an op may write into them)."""
     import torch
 
     comparisons = []
     with torch.no_grad():
-        for batch in batches:
-            x = workload.make_input(batch, cell.dtype, cell.device)
-            comparisons.append(numerics.compare(fn(x), reference(x), f"batch {batch}"))
+        for point in points or check_points(cell):
+            comparisons += compare_outputs(fn(*inputs(cell, point)), reference(*inputs(cell, point)),
+                                           workload.label(point))
     return outcomes.from_comparisons(comparisons, detail)
 
 
@@ -74,47 +98,74 @@ def eager(c: "Cell") -> Outcome:
 
 def flop_count(c: "Cell") -> Outcome:
     """Under FlopCounterMode the op must still compute, and its FLOPs must be counted (exactly the registered
-    formula's, for a style that registers one)."""
+    formula's, for a style that registers one). The kernel's FLOPs are the model's less its embedding's: the
+    sandwich's Linears (its reference model's count), nothing for the op alone."""
+    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     from ..kernels import KERNELS
     from ..styles import STYLES
 
+    kernel = KERNELS[c.kernel]
     model, reference = models(c)
-    batch = workload.CHECK_BATCHES[1]
-    flops = {}
-    for name, m in (("model", model), ("reference", reference)):
-        with FlopCounterMode(display=False) as counter:
-            result = check_batches(m, reference, c, batches=(batch,))
-        flops[name] = counter.get_total_flops()
-    kernel_flops = flops["model"] - flops["reference"]  # the reference's Linears are the only other FLOPs
-    result.detail.update(kernel_flops=kernel_flops, linear_flops=flops["reference"])
+    point = check_points(c)[1]
+
+    def counted(m):
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            out = m(*inputs(c, point))
+        return out, counter.get_total_flops()
+
+    got, model_flops = counted(model)
+    want, reference_flops = counted(reference)
+    embedding = reference_flops if kernel.embedding == "sandwich" else 0
+    kernel_flops = model_flops - embedding
+    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point)),
+                                       {"kernel_flops": kernel_flops, "embedding_flops": embedding})
     if result.kind != "passed":
         return result
     if STYLES[c.style].flop_formula:
-        want = KERNELS[c.kernel].flops_per_element * batch * workload.HIDDEN
-        if kernel_flops != want:
+        want_flops = kernel.flops(*_formula_args(c, point))
+        if kernel_flops != want_flops:
             return Outcome("failed", "FlopCountWrong", f"the kernel added {kernel_flops} FLOPs; its registered "
-                                                       f"formula says {want}", detail=result.detail)
+                                                       f"formula says {want_flops}", detail=result.detail)
     elif kernel_flops <= 0:
         return Outcome("failed", "FlopsNotCounted", f"the kernel added {kernel_flops} FLOPs to the count (the "
-                                                    f"Linears alone: {flops['reference']})", detail=result.detail)
+                                                    f"embedding alone: {embedding})", detail=result.detail)
     return result
+
+
+def _op_args(c: "Cell", point) -> list:
+    """The op's own arguments at a check point: for the sandwich, its hidden activation."""
+    from ..kernels import KERNELS
+
+    kernel = KERNELS[c.kernel]
+    if kernel.embedding == "sandwich":
+        return workload.arguments(kernel, (inputs(c, point)[0][:, :workload.HIDDEN].contiguous(),))
+    return workload.arguments(kernel, inputs(c, point))
+
+
+def _formula_args(c: "Cell", point) -> list:
+    """A FLOP formula's arguments: tensors as their shapes, as FlopCounterMode hands them."""
+    import torch
+
+    return [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in _op_args(c, point)]
 
 
 def opcheck(c: "Cell") -> Outcome:
     import torch
 
+    from ..contract import Tensor
     from ..kernels import KERNELS
     from ..styles import OP_NAMESPACE, STYLES, build_op, op_name
 
     kernel, style = KERNELS[c.kernel], STYLES[c.style]
     build_op(c.style, c.kernel)
     op = getattr(getattr(torch.ops, OP_NAMESPACE), op_name(kernel, c.style)).default
-    x = workload.make_input(workload.CHECK_BATCHES[1], c.dtype, c.device)[:, :workload.HIDDEN].contiguous()
-    # A style with a backward gets an input that requires grad, so opcheck tests its autograd registration too.
-    x.requires_grad_("backward" in style.needs)
-    args = (x, torch.empty_like(x)) if kernel.mutates else (x,)
+    args = _op_args(c, check_points(c)[1])
+    # A style with a backward gets inputs that require grad, so opcheck tests its autograd registration too.
+    for spec, a in zip(kernel.inputs, args):
+        if isinstance(spec, Tensor) and spec.differentiable and a.is_floating_point():
+            a.requires_grad_("backward" in style.needs and spec.name not in kernel.mutates)
     return Outcome("passed", detail={"opcheck": {k: str(v) for k, v in torch.library.opcheck(op, args).items()}})
 
 
@@ -153,19 +204,19 @@ def compile_model(c: "Cell") -> Outcome:
 
 
 def compile_dynamic(c: "Cell") -> Outcome:
-    """`dynamic=True`: one graph with a symbolic batch serves a second batch size without recompiling."""
+    """`dynamic=True`: one graph with symbolic sizes serves a second size without recompiling."""
     import torch
 
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
-    first, second = workload.CHECK_BATCHES[1:]
+    first, second = check_points(c)[1:3]
     with torch.no_grad():
-        compiled(workload.make_input(first, c.dtype, c.device))
+        compiled(*inputs(c, first))
     frames_after_first = counter.frame_count
     symbolic = [str(v.shape) for g in counter.graphs for n in g.graph.nodes if n.op == "placeholder"
                 for v in [n.meta.get("example_value")]
                 if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape)]
-    result = proof(c, counter, check_batches(compiled, reference, c, batches=(first, second)))
+    result = proof(c, counter, check_batches(compiled, reference, c, points=(first, second)))
     result.detail.update(frames_after_first=frames_after_first, symbolic_inputs=symbolic)
     if result.kind != "passed":
         return result
@@ -173,25 +224,37 @@ def compile_dynamic(c: "Cell") -> Outcome:
         return Outcome("failed", "NotDynamic", "no graph input has a symbolic size: dynamic=True specialised",
                        detail=result.detail)
     if counter.frame_count != frames_after_first:
-        return Outcome("failed", "Recompiled", f"batch {second} recompiled: {counter.frame_count} frames after "
-                                               f"{frames_after_first}", detail=result.detail)
+        return Outcome("failed", "Recompiled", f"{workload.label(second)} recompiled: {counter.frame_count} frames "
+                                               f"after {frames_after_first}", detail=result.detail)
     return result
 
 
 def compile_backward(c: "Cell") -> Outcome:
-    """Gradients of the input and of every parameter through the compiled model, against eager PyTorch's."""
+    """Gradients of the differentiable inputs and of every parameter through the compiled model, against eager
+    PyTorch's."""
     import torch
 
+    from ..contract import Tensor
+    from ..kernels import KERNELS
+
+    kernel = KERNELS[c.kernel]
     model, reference = models(c)
-    batch = workload.CHECK_BATCHES[1]
+    point = check_points(c)[1]
+    names = ["x"] if kernel.embedding == "sandwich" else [t.name for t in kernel.tensors]
+    # An input the op writes into is its output buffer: gradients are wanted for what it reads.
+    wanted = {"x"} if kernel.embedding == "sandwich" else {t.name for t in kernel.tensors
+                                                            if t.differentiable and t.name not in kernel.mutates}
 
     def grads(m, fn) -> dict:
         m.zero_grad(set_to_none=True)
-        x = workload.make_input(batch, c.dtype, c.device).requires_grad_(True)
-        out = fn(x)
-        cotangent = torch.randn(out.shape, generator=torch.Generator().manual_seed(workload.SEED)).to(out)
-        out.backward(cotangent)
-        return {"x": x.grad, **{name: p.grad for name, p in m.named_parameters()}}
+        args = {name: a.requires_grad_(name in wanted and a.is_floating_point())
+                for name, a in zip(names, inputs(c, point))}
+        outs = [o for o in kernel_outputs(fn(*args.values())) if isinstance(o, torch.Tensor) and o.requires_grad]
+        cotangents = [torch.randn(o.shape, generator=torch.Generator().manual_seed(workload.SEED + i)).to(o)
+                      for i, o in enumerate(outs)]
+        if outs:  # no output that requires grad: nothing can reach the inputs
+            torch.autograd.backward(outs, cotangents)
+        return {**{n: a.grad for n, a in args.items() if n in wanted}, **{n: p.grad for n, p in m.named_parameters()}}
 
     compiled, counter = _compiled(model.train(), "inductor")
     got, want = grads(model, compiled), grads(reference.train(), reference)
@@ -202,3 +265,7 @@ def compile_backward(c: "Cell") -> Outcome:
                        detail={"frames": counter.frame_count})
     comparisons = [numerics.compare(got[name], want[name], f"grad of {name}") for name in want]
     return proof(c, counter, outcomes.from_comparisons(comparisons))
+
+
+def kernel_outputs(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)

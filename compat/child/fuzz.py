@@ -63,24 +63,28 @@ class Tally:
         return d
 
 
-def _outputs(value) -> tuple:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
 def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell: "Cell", tally: Tally) -> None:
     import torch
 
+    from ..kernels import KERNELS
     from ..numerics import compare_elementwise
-    from ..strategies import materialize
+    from ..strategies import materialize_inputs
+    from .checks import kernel_outputs
 
+    kernel = KERNELS[cell.kernel]
     tally.last = example
-    x = materialize(example, cell.dtype, cell.device)
+
+    def inputs():  # anew for every call: an op may write into its inputs
+        return materialize_inputs(kernel, example, cell.dtype, cell.device)
+
     with torch.no_grad():
-        want = reference(x)
+        want = reference(*inputs())
+        shape = tuple(inputs()[0].shape)
+        scales = kernel.error_scale(*inputs()) if kernel.error_scale else (None,) * len(kernel_outputs(want))
         results = []
         for name, fn in made:
             try:
-                got = fn(x)
+                got = fn(*inputs())
             except Exception as exc:
                 if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
                     raise
@@ -88,8 +92,8 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
                 tally.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
                                                           f"{str(exc).strip().splitlines()[0][:200]}")
                 continue
-            for i, (g, w) in enumerate(zip(_outputs(got), _outputs(want), strict=True)):
-                result = compare_elementwise(g, w, f"{name} output {i}, shape {tuple(x.shape)}, {example.layout}")
+            for i, (g, w, scale) in enumerate(zip(kernel_outputs(got), kernel_outputs(want), scales, strict=True)):
+                result = compare_elementwise(g, w, f"{name} output {i}, shape {shape}, {example.layout}", scale)
                 if not result["ok"]:
                     raise Falsified(result["why"])
                 results.append(result)
@@ -109,7 +113,7 @@ def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, ex
     from hypothesis import given
 
     from ..kernels import KERNELS
-    from ..strategies import Example, boundary_examples, examples, exported_shapes, free_shapes, profile_settings
+    from ..strategies import Example, boundary_examples, kernel_examples, profile_settings
 
     kernel, tally, budget = KERNELS[cell.kernel], Tally(), DEVICES[cell.device].fuzz_elements
 
@@ -119,8 +123,7 @@ def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, ex
     if example is not None:
         test = functools.partial(prop, Example.from_json(example))
     else:
-        shapes = exported_shapes(kernel, budget) if exported else free_shapes(kernel, cell.dtype, budget)
-        test = given(ex=examples(shapes, cell.dtype))(prop)
+        test = given(ex=kernel_examples(kernel, cell.dtype, exported, budget))(prop)
         for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *map(Example.from_json, known)]:
             test = explicit(ex=ex)(test)  # explicit examples run in reverse order of decoration: known ones first
         test = profile_settings(profile)(test)
@@ -147,20 +150,17 @@ def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, ex
 # ---- tasks ------------------------------------------------------------------------------------------------------
 
 def _op_models(cell: "Cell"):
+    """The op alone, and its reference, each returning the tuple of the op's outputs (compared one by one: a model's
+    use of them, a sum, can cancel). Called from a function, as the matrix's model calls it: Dynamo cannot trace
+    `autograd.Function.apply` held as a module attribute ("GetAttrVariable(AutogradFunctionVariable(),
+    setup_context) has no type", torch 2.11)."""
     from ..kernels import KERNELS
-    from ..model import OpModule
+    from ..model import OpModule, as_function
     from ..styles import build_op
 
     kernel = KERNELS[cell.kernel]
-    op = build_op(cell.style, cell.kernel)
-
-    def outputs(fn):
-        # Every output of the op, compared one by one (a model's use of them, a sum, can cancel). Called from a
-        # function, as the matrix's model calls it: Dynamo cannot trace `autograd.Function.apply` held as a module
-        # attribute ("GetAttrVariable(AutogradFunctionVariable(), setup_context) has no type", torch 2.11).
-        return (lambda x: kernel.use(fn, x)) if kernel.mutates else (lambda x: fn(x))
-
-    return OpModule(outputs(op)), outputs(kernel.reference)
+    return (OpModule(as_function(kernel, build_op(cell.style, cell.kernel))),
+            as_function(kernel, kernel.reference))
 
 
 def _no_eager_fallback() -> None:
@@ -195,8 +195,9 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
     import torch
 
     from ..kernels import KERNELS
+    from ..model import dynamic_shapes, op_dynamic_shapes
     from ..stages import STAGES
-    from ..strategies import Example, dynamic_max, materialize
+    from ..strategies import Example, dim_tops, dynamic_max, materialize_inputs
     from .checks import graph_targets, missing_node
 
     kernel = KERNELS[cell.kernel]
@@ -205,11 +206,20 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
 
     def export() -> Outcome:
         module, holder["reference"] = _op_models(cell)
-        spec, top = kernel.shapes.exported, dynamic_max(kernel, DEVICES[cell.device].fuzz_elements)
-        x = materialize(Example(tuple(min(EXPORT_HINT, top) if d is None else d for d in spec), "contiguous", 0, 1.0,
-                                "mixed"), cell.dtype, cell.device)
-        dims = {i: torch.export.Dim(f"d{i}", min=1, max=top) for i, d in enumerate(spec) if d is None}
-        holder["ep"] = torch.export.export(module, (x,), dynamic_shapes={"x": dims}, strict=mode == "strict")
+        budget = DEVICES[cell.device].fuzz_elements
+        if kernel.any_shape:
+            spec, top = kernel.shapes.exported, dynamic_max(kernel, budget)
+            example = Example(tuple(min(EXPORT_HINT, top) if d is None else d for d in spec), "contiguous", 0, 1.0,
+                              "mixed")
+            shapes = op_dynamic_shapes([{i: torch.export.Dim(f"d{i}", min=1, max=top) for i, d in enumerate(spec)
+                                         if d is None}])
+        else:
+            tops = dim_tops(kernel, budget)
+            sizes = {d.name: min(d.example, tops.get(d.name, d.example)) for d in kernel.dims}
+            example = Example((), "contiguous", 0, 1.0, "mixed", (), tuple(sizes.items()))
+            shapes = dynamic_shapes(kernel, tops)
+        args = materialize_inputs(kernel, example, cell.dtype, cell.device)
+        holder["ep"] = torch.export.export(module, args, dynamic_shapes=shapes, strict=mode == "strict")
         targets = graph_targets([holder["ep"].graph_module])
         return missing_node(cell, targets) or Outcome("passed", detail={"graph": sorted(set(targets))})
 

@@ -1,0 +1,26 @@
+"""A repository of the user's own (examples/my_kernels) runs end to end: its kernel, declared outside compat/, through
+every style and stage that applies, against its own expectations file, from its own directory."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "my_kernels"
+
+
+def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp_path):
+    repo = tmp_path / "my_kernels"
+    shutil.copytree(EXAMPLE, repo)
+    out = subprocess.run([sys.executable, "-m", "compat", "run", "-n", "2", "--results", "r.json",
+                          "--compat-devices=cpu_interpret"], cwd=repo, capture_output=True, text=True, timeout=1200)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    doc = json.loads((repo / "r.json").read_text())
+    kernels = {c["axes"]["kernel"] for c in doc["cells"]}
+    assert kernels == {"leaky_relu"}  # its ini's compat_kernels: the suite's own are gated in the suite's repository
+    assert len(doc["cells"]) > 100 and doc["summary"]["unexpected"] == 0
+    assert all(c["expected_at"].startswith("cells.leaky_relu-") for c in doc["cells"])  # its own file's rows
+    assert doc["fuzz"] and doc["summary"]["fuzz"]["unexpected"] == 0
+    assert "silu" not in (repo / "expectations.yaml").read_text()
