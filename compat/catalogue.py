@@ -56,6 +56,9 @@ HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristic
                    "heuristics_autotune_triton_op")
 
 HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_autotune_triton_op")
+EXPORTED = ("export_", "save_load_", "decompose_", "aoti_")  # the stages made from an exported program
+HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export with a Dim range on one side of the "
+                     "threshold, or let autotune choose at run time")
 
 KNOWN: list[Known] = [  # the first entry that explains an observation wins: narrow entries first
     Known(WRAP_TRITON_ERRORS, WRAP_TRITON_REFUSES, styles=HEURISTICS_OUTERMOST,
@@ -145,11 +148,33 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="FlopCounterMode counts only ops with a FLOP formula; this kernel's launch has none",
           rewrite="triton_op + torch.utils.flop_counter.register_flop_formula"),
     Known("torch._dynamo.exc.UserError", r"Constraints violated \(batch\)![\s\S]*satisfy the generated guard",
-          styles=HEURISTIC_GUARD, stages=("export_", "save_load_", "decompose_", "aoti_"),
+          styles=HEURISTIC_GUARD, stages=EXPORTED,
           reason="the @triton.heuristics choice reads n_elements, so tracing guards the batch to one side of the "
                  "heuristic's threshold (n_elements <= 4096, batch <= 64), which the declared Dim(1..1024) crosses",
-          rewrite="make heuristics depend on static sizes only, or export with a Dim range on one side of the "
-                  "threshold, or let autotune choose at run time"),
+          rewrite=HEURISTIC_REWRITE),
+    Known("torch._dynamo.exc.UserError", r"Constraints violated \(\w+\)!", styles=HEURISTIC_GUARD,
+          stages=EXPORTED,
+          reason="the @triton.heuristics choice reads a size (the kernel's first autotune key), so tracing guards the "
+                 "dynamic dim to one side of the heuristic's threshold, which the declared Dim range crosses",
+          rewrite=HEURISTIC_REWRITE),
+    Known("AssertionError", r"Expected op to be '==', got <?=? for", styles=HEURISTIC_GUARD, stages=EXPORTED,
+          reason="the heuristic reads n_elements = rows x cols; with cols static its threshold guards rows by a "
+                 "rational bound (rows > 4096 / cols), which torch.export's constraint solver cannot state: it fails "
+                 "on an internal assertion, not with `Constraints violated`", rewrite=HEURISTIC_REWRITE),
+    Known("", "", kind="mismatch", kernels=("axpy_inplace",),
+          styles=("autotune_raw", "autotune_triton_op", "autotune_heuristics_triton_op",
+                  "heuristics_autotune_triton_op"),
+          reason="@triton.autotune benchmarks each config by launching it on the real arguments; an in-place kernel "
+                 "(y += alpha * x) then adds into y once per benchmarked launch, and y comes back many times too "
+                 "large: nothing restores it between launches",
+          rewrite="triton.autotune(..., restore_value=['y_ptr']) for every argument the kernel writes (or "
+                  "reset_to_zero for accumulators), or autotune on copies"),
+    Known("", "", kind="mismatch", styles=("wrap_triton",), stages=("flop_count",),
+          reason="under FlopCounterMode a wrap_triton launch outside a triton_op is counted (0 FLOPs) and not run: the "
+                 "output keeps whatever its memory held. Where such a cell passes, or fails only FlopsNotCounted, the "
+                 "allocator handed back memory that held the right values from an earlier run of the same inputs",
+          rewrite="triton_op + torch.utils.flop_counter.register_flop_formula",
+          source="torch/_higher_order_ops/triton_kernel_wrap.py (FlopCounterMode counts the launch, not run)"),
     Known("Recompiled", r"recompiled", styles=HEURISTIC_GUARD,
           reason="the @triton.heuristics choice reads n_elements, so the dynamic graph is guarded to one side of the "
                  "threshold and a larger batch recompiles", rewrite="make heuristics depend on static sizes only"),
