@@ -348,3 +348,19 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_the_installed_plugin_is_inert_where_no_one_asks_for_it(pytester, monkeypatch):
+    # A repository with the package installed but no compat_cases and no --compat option: the plugin (loaded through
+    # its pytest11 entry point) writes nothing, starts nothing, and leaves -n auto to xdist.
+    monkeypatch.setenv("TMPDIR", str(pytester.path / "tmp"))
+    (pytester.path / "tmp").mkdir()
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result.assert_outcomes(passed=1)
+    assert "triton-export-compat matrix" not in result.stdout.str()  # (the plugins line names it: it is loaded)
+    assert not (pytester.path / "compat-results.json").exists() and not any((pytester.path / "tmp").iterdir())
+    pytester.makepyfile(test_cells="from compat.testing import test_cell  # noqa: F401\n")
+    asked = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_cells.py")
+    assert asked.ret == pytest.ExitCode.INTERRUPTED  # a collection error: the matrix's tests cannot be made here
+    asked.stdout.fnmatch_lines(["*the triton-export-compat plugin is off in this repository: name the modules*"])
