@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from .contract import MISSING_FEATURE
 from .errors import RegistryError
 from .kernels import KERNELS
 from .stages import STAGES
@@ -100,15 +101,12 @@ def why_not_applicable(cell: Cell) -> str | None:
     if stage.custom_op_only and not style.custom_op:
         return "the stage checks a torch.library op, which the style does not register"
     if stage.needs - kernel.features():
-        return "; ".join(STAGE_NEEDS_WHY[n] for n in sorted(stage.needs - kernel.features()))
+        return "; ".join(MISSING_FEATURE[n] for n in sorted(stage.needs - kernel.features()))
     if cell.device == "cpu" and not style.cpu_kernel:
         return "the style has no CPU kernel (a Triton kernel has no CPU backend to launch on)"
     if stage.packaged and device.interpreted:
         return "no one ships Triton's interpreter in an AOTI package"
     return None
-
-
-STAGE_NEEDS_WHY = {"dynamic": "the kernel declares no dynamic dimension"}
 
 
 def applicable(cell: Cell) -> bool:

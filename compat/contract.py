@@ -17,12 +17,18 @@ import inspect
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Callable, Optional, Union
 
 import torch
 
 from .errors import RegistryError
 
+# Why a style or stage that needs a kernel feature (Kernel.features) does not apply to a kernel without it.
+MISSING_FEATURE = {"backward": "the kernel declares no backward kernel",
+                   "tunable": "the kernel declares no tunable constexprs (Tunable)",
+                   "unary": "the style passes a tensor subclass through a one-tensor-in, one-tensor-out op",
+                   "flops": "the kernel declares no FLOP formula",
+                   "dynamic": "the kernel declares no dynamic dimension"}
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # names go into cell ids (kernel-style-stage-dtype-device) and op names
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 EMBEDDINGS = ("op", "sandwich")
@@ -254,11 +260,10 @@ class Kernel:
         return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
     def features(self) -> frozenset:
-        tensors = self.tensors
         have = {"backward": self.backward is not None, "tunable": self.tunable is not None,
                 "unary": len(self.inputs) == 1 and len(self.outputs) == 1 and not self.mutates,
                 "dynamic": self.any_shape or any(d.dynamic for d in self.dims),
-                "flops": self.flops is not None, "float": all(t.dtype is None for t in tensors[:1])}
+                "flops": self.flops is not None}
         return frozenset(k for k, v in have.items() if v)
 
 

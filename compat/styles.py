@@ -17,16 +17,11 @@ import torch
 import triton
 from torch.library import triton_op, wrap_triton
 
-from .contract import Kernel, Tensor
+from .contract import MISSING_FEATURE, Kernel, Tensor
 from .kernels import KERNELS
 
 OP_NAMESPACE = "compat"
 RAW_MARKER = "triton_kernel_wrapper"  # the higher-order op Dynamo puts a traced raw launch into
-# Why a style that needs a kernel feature does not apply to a kernel without it.
-NEEDS_WHY = {"backward": "the kernel declares no backward kernel",
-             "tunable": "the kernel declares no tunable constexprs (Tunable)",
-             "unary": "the style passes a tensor subclass through a one-tensor-in, one-tensor-out op",
-             "flops": "the kernel declares no FLOP formula"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +40,7 @@ class Style:
         if kernel.styles is not None and self.name not in kernel.styles:
             return kernel.styles_why or f"the kernel runs only the styles {', '.join(kernel.styles)}"
         missing = sorted(self.needs - kernel.features())
-        return "; ".join(NEEDS_WHY[m] for m in missing) or None
+        return "; ".join(MISSING_FEATURE[m] for m in missing) or None
 
     def applies_to(self, kernel: Kernel) -> bool:
         return self.why_not(kernel) is None

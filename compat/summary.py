@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from .outcomes import Outcome
-from .report import KIND_LABEL, CellView, Matrix, fuzz_headline
+from .report import CellView, Matrix, fuzz_headline
 
 # Two characters per cell. Lower case: as expected; '!': differs from its expectation; '?': no expectation at all.
 EXPECTED_MARK = {"passed": "ok", "failed": "xf", "mismatch": "xm", "crashed": "xc", "timed_out": "xt"}

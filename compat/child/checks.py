@@ -234,7 +234,6 @@ def compile_backward(c: "Cell") -> Outcome:
     PyTorch's."""
     import torch
 
-    from ..contract import Tensor
     from ..kernels import KERNELS
 
     kernel = KERNELS[c.kernel]
