@@ -45,6 +45,53 @@ def _ini_file(where: Path) -> Path | None:
     return None
 
 
+def _ini_settings(where: Path) -> dict[str, list[str]]:
+    """compat_cases, compat_expectations and pythonpath from the pytest configuration of `where`."""
+    ini = _ini_file(where)
+    if ini is None:
+        return {}
+    if ini.name == "pyproject.toml":
+        import tomllib
+
+        table = tomllib.loads(ini.read_text()).get("tool", {}).get("pytest", {}).get("ini_options", {})
+        return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in table.items()}
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(ini)
+    section = next((s for s in ("pytest", "tool:pytest") if parser.has_section(s)), None)
+    return {k: v.split() for k, v in parser.items(section)} if section else {}
+
+
+def _repository(where: Path) -> str | None:
+    """Make the directory's own kernels known, as its pytest run would (its compat_cases, importable through its
+    pythonpath); return the expectations file its ini names, if any."""
+    import importlib
+
+    from .plugin import CASES_GROUP
+
+    settings = _ini_settings(where)
+    sys.path[:0] = [str(where / p) for p in settings.get("pythonpath", [])]
+    from importlib.metadata import entry_points
+
+    modules = [*settings.get("compat_cases", []), *(ep.value.split(":")[0] for ep in entry_points(group=CASES_GROUP))]
+    for module in dict.fromkeys(modules):
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 - named, as the plugin does
+            raise CompatError(f"compat_cases: cannot import {module!r}: {type(exc).__name__}: {exc}") from None
+    named = settings.get("compat_expectations")
+    return str(where / named[0]) if named else None
+
+
+def _expectations_path(args: argparse.Namespace) -> str:
+    """The expectations accept and merge use: the one named, else the directory's (its ini's, or its
+    expectations.yaml), else the suite's own."""
+    here = Path.cwd()
+    return args.expectations or args.repository_expectations or next(
+        (str(p) for p in [here / "expectations.yaml"] if p.exists()), str(ROOT / "expectations.yaml"))
+
+
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
@@ -116,8 +163,9 @@ def _accept(args: argparse.Namespace) -> int:
     from .expectations import Expectations, Run, accept, measured_on
     from .outcomes import Outcome
 
+    path = _expectations_path(args)
     doc = results.load(args.results)
-    exp = Expectations.load(args.expectations)
+    exp = Expectations.load(path)
     observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
     changes = accept(exp, observed, Run.from_env(doc["environment"]), measured_on(doc["environment"]))
     for change in changes:
@@ -132,7 +180,7 @@ def _merge(args: argparse.Namespace) -> int:
     from . import results
     from .expectations import Expectations
 
-    doc = results.merge(args.results, Expectations.load(args.expectations))
+    doc = results.merge(args.results, Expectations.load(_expectations_path(args)))
     _writable(Path(args.out), "OUT")
     results.write(args.out, doc)
     s = doc["summary"]
@@ -204,14 +252,15 @@ def parser(prog: str) -> argparse.ArgumentParser:
     dif.add_argument("--output", metavar="PATH", help="also write the Markdown to PATH")
     acc = sub.add_parser("accept", help="record the outcomes of a results file into the expectations file")
     acc.add_argument("results", help="a results JSON written by a run")
-    acc.add_argument("--expectations", default=str(ROOT / "expectations.yaml"), metavar="PATH",
-                     help="the expectations YAML to update (default: the project's)")
+    acc.add_argument("--expectations", metavar="PATH",
+                     help="the expectations YAML to update (default: the one this directory's pytest ini names, else "
+                          "its expectations.yaml, else the suite's own)")
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
     mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
     mer.add_argument("results", nargs="+", metavar="RESULTS.json",
                      help="results JSONs, oldest first (a later run's cell wins)")
-    mer.add_argument("--expectations", default=str(ROOT / "expectations.yaml"), metavar="PATH",
-                     help="the expectations to recompute verdicts against (default: the project's)")
+    mer.add_argument("--expectations", metavar="PATH",
+                     help="the expectations to recompute verdicts against (default: as for accept)")
     fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
     fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
     fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
@@ -232,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args, extra)
+        # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
+        args.repository_expectations = _repository(Path.cwd()) if args.command != "doctor" else None
         if args.command == "doctor":
             from .doctor import main as doctor
 

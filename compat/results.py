@@ -121,7 +121,7 @@ def load(path: str | Path) -> dict[str, Any]:
 
 # What every reader of a results file relies on: (key, type) at the top, in the environment, and in each record.
 TOP = (("environment", dict), ("options", dict), ("summary", dict), ("cells", list))
-ENVIRONMENT = (("torch", str), ("triton", str), ("gpus", list), ("date", str))
+ENVIRONMENT = (("torch", str), ("triton", str), ("gpus", list), ("date", str), ("platform", str))
 RECORD = (("id", str), ("axes", dict), ("outcome", dict), ("verdict", (str, type(None))))
 
 

@@ -24,3 +24,23 @@ def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp
     assert all(c["expected_at"].startswith("cells.leaky_relu-") for c in doc["cells"])  # its own file's rows
     assert doc["fuzz"] and doc["summary"]["fuzz"]["unexpected"] == 0
     assert "silu" not in (repo / "expectations.yaml").read_text()
+
+
+def test_the_cli_knows_the_repositorys_own_kernels_from_its_ini(tmp_path):
+    repo = tmp_path / "my_kernels"
+    shutil.copytree(EXAMPLE, repo)
+    doc = {"schema": 1, "environment": {"torch": "2.13.0+cpu", "triton": "3.7.1", "gpus": [], "date": "2026-11-22",
+                           "platform": "Linux"},
+           "options": {}, "summary": {}, "cells": [
+               {"id": "leaky_relu-raw_jit-eager-float32-cpu_interpret", "verdict": None,
+                "axes": {"kernel": "leaky_relu", "style": "raw_jit", "stage": "eager", "dtype": "float32",
+                         "device": "cpu_interpret"},
+                "outcome": {"kind": "passed", "error_type": None, "message": None, "numerics": None, "detail": {}}}]}
+    (repo / "r.json").write_text(json.dumps(doc))
+    before = (repo / "expectations.yaml").read_text()
+    out = subprocess.run([sys.executable, "-m", "compat", "accept", "r.json"], cwd=repo, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    # Its own file, already expecting the pass: nothing to change, and no cell left out as unknown.
+    assert out.stdout.strip() == f"0 change(s) written to {repo / 'expectations.yaml'}"
+    assert (repo / "expectations.yaml").read_text() == before

@@ -42,7 +42,7 @@ def test_only_known_kinds_and_round_trip():
         assert o.first_line == "first"
 
 
-ENV = {"torch": "2.13.0", "triton": "3.7.1", "cuda": None, "gpus": [], "driver": None,
+ENV = {"torch": "2.13.0", "triton": "3.7.1", "cuda": None, "gpus": [], "driver": None, "platform": "Linux",
        "date": "2026-11-22T12:00:00+00:00"}
 
 
