@@ -7,6 +7,7 @@ and AOTInductor, and do they still match eager? Run the matrix, gate it on its e
   diff OLD.json NEW.json             what changed between two runs, as Markdown (a pull-request comment)
   accept RESULTS.json                record a run's outcomes into the expectations file (as --compat-accept)
   merge OUT.json RESULTS.json...     one results file from partial runs (shards, runs cut short)
+  versions RESULTS.json...           the support matrix across torch versions, from one results file per version
   fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
   doctor                             versions, GPUs, and the AOTI canary
 
@@ -26,6 +27,7 @@ from .errors import CompatError
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = {"md": "SUPPORT_MATRIX.md", "html": "support_matrix.html"}
+VERSION_DOCS = {"md": "VERSIONS.md", "html": "versions.html"}
 RUNS_DIR = "compat-results"  # where `run` writes by default: never the committed results/
 REPORT_DIR = "compat-report"  # where `report` writes by default: never the published docs/
 OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
@@ -148,13 +150,23 @@ def _diff(args: argparse.Namespace) -> int:
     old, new = results.load(args.old), results.load(args.new)
     if args.output:
         _writable(Path(args.output), "--output")
-    text = diff.markdown(old, new, args.old, args.new)
     if args.output:
         from .atomic import write_atomic
 
-        write_atomic(args.output, text)
+        # The comment form within GitHub's limit; what it leaves out goes to a full listing beside it.
+        output = Path(args.output)
+        full = output.with_name(f"{output.stem}.full{output.suffix or '.md'}")
+        text, left_out = diff.markdown(old, new, args.old, args.new, limit=diff.COMMENT_LIMIT, full_link=full.name)
+        if left_out:
+            write_atomic(full, diff.markdown(old, new, args.old, args.new)[0])
+        elif full.exists():
+            full.unlink()  # an earlier, longer diff's listing would no longer match the comment
+        write_atomic(output, text)
+    else:
+        text, _ = diff.markdown(old, new, args.old, args.new)
     print(text, end="")
-    return FOUND if diff.regressed(diff.compare(old, new)) else OK
+    # Across hosts, a regression the host explains (no GPU on the new side) is not the version's: it does not count.
+    return FOUND if diff.regressed(diff.compare(old, new), host_effects=False) else OK
 
 
 def _accept(args: argparse.Namespace) -> int:
@@ -167,12 +179,31 @@ def _accept(args: argparse.Namespace) -> int:
     doc = results.load(args.results)
     exp = Expectations.load(path)
     observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
-    changes = accept(exp, observed, Run.from_env(doc["environment"]), measured_on(doc["environment"]))
+    from .baseline import neighbours
+
+    run = Run.from_env(doc["environment"])
+    changes = accept(exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True))
     for change in changes:
         print(f"accepted: {change}")
     left_out = sum(not in_matrix(cell_id) for cell_id in observed)
     print(f"{len(changes)} change(s) written to {exp.path}"
           + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else ""))
+    return OK
+
+
+def _versions(args: argparse.Namespace) -> int:
+    from . import results, versions
+    from .atomic import write_atomic
+    from .expectations import Expectations
+
+    docs = [(p, results.load(p)) for p in args.results]
+    exp = Expectations.load(_expectations_path(args))
+    out = Path(args.out_dir)
+    _writable(out / VERSION_DOCS["md"], "--out-dir")
+    for name, text in ((VERSION_DOCS["md"], versions.markdown(docs, exp)), (VERSION_DOCS["html"],
+                                                                              versions.html_page(docs, exp))):
+        write_atomic(out / name, text)
+        print(out / name)
     return OK
 
 
@@ -245,11 +276,15 @@ def parser(prog: str) -> argparse.ArgumentParser:
     rep.add_argument("--out-dir", default=REPORT_DIR, metavar="DIR",
                      help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)")
     dif = sub.add_parser("diff", help="list cells whose outcome changed between two results files",
-                         description="Every cell whose outcome changed, grouped by severity, as Markdown; exit 1 when "
-                                     "anything regressed (newly broken, or now crashes or hangs).")
+                         description="Every cell whose outcome changed, grouped by severity, as Markdown; failures "
+                                     "are compared by their root cause. Exit 1 when anything regressed (newly broken, "
+                                     "or now crashes or hangs); across two hosts, only what the host does not explain "
+                                     "counts.")
     dif.add_argument("old", metavar="OLD.json", help="the results before (say, the current torch)")
     dif.add_argument("new", metavar="NEW.json", help="the results after (say, the upgraded torch)")
-    dif.add_argument("--output", metavar="PATH", help="also write the Markdown to PATH")
+    dif.add_argument("--output", metavar="PATH",
+                     help="also write the Markdown to PATH, within a pull-request comment's 65,536 characters; rows "
+                          "left out go to PATH's .full.md beside it, which the comment links")
     acc = sub.add_parser("accept", help="record the outcomes of a results file into the expectations file")
     acc.add_argument("results", help="a results JSON written by a run")
     acc.add_argument("--expectations", metavar="PATH",
@@ -261,6 +296,13 @@ def parser(prog: str) -> argparse.ArgumentParser:
                      help="results JSONs, oldest first (a later run's cell wins)")
     mer.add_argument("--expectations", metavar="PATH",
                      help="the expectations to recompute verdicts against (default: as for accept)")
+    ver = sub.add_parser("versions", help="the support matrix across torch versions (Markdown and HTML)",
+                         description="For each style and stage, on each device, the torch versions where it works, "
+                                     "from results files (one per version and host) and the rows that cite upstream.")
+    ver.add_argument("results", nargs="+", metavar="RESULTS.json", help="results JSONs, one per torch version and host")
+    ver.add_argument("--out-dir", default=REPORT_DIR, metavar="DIR",
+                     help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)")
+    ver.add_argument("--expectations", metavar="PATH", help="the rows that cite upstream (default: as for accept)")
     fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
     fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
     fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
@@ -287,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             from .doctor import main as doctor
 
             return doctor()
-        return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "fuzz": _fuzz}[args.command](args)
+        return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
+                "fuzz": _fuzz}[args.command](args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE

@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     """Write via a temporary file in the same folder and rename: readers see the old file or the new, never half."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; the file should look like any other the user writes
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

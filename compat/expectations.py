@@ -7,8 +7,10 @@
         triton: '>=3.0'                 # optional
         host: gpu                       # optional: gpu (CUDA available) or cpu-only
         outcome: failed                 # passed | failed | mismatch | crashed | timed_out
-        error: RuntimeError             # failed: the exception type, qualified unless builtin
-        match: 'Cannot access data pointer of Tensor'   # failed: a regex searched in the message
+        error: torch._dynamo.exc.TorchRuntimeError  # failed: the exception type, qualified unless builtin
+        cause: RuntimeError             # failed, optional: the root cause's type, where a wrapper re-raised it
+        match: 'Cannot access data pointer of Tensor'   # failed: a regex on the root cause's stable fragment,
+                                        #   searched in the message and the cause's message
         reason: one line on why
         rewrite: what to do instead     # optional
         provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
@@ -29,7 +31,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -43,7 +45,7 @@ from .outcomes import KINDS, Outcome
 SCHEMA = 1
 EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
 HOSTS = ("gpu", "cpu-only")
-ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "match", "signal", "reason", "rewrite", "provenance",
+ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "cause", "match", "signal", "reason", "rewrite", "provenance",
             "example", "reproducer"}
 SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
 UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
@@ -108,7 +110,8 @@ class Expectation:
     def describe(self) -> str:
         r = self.row
         if r["outcome"] == "failed":
-            return f"failed {r['error']} matching /{r['match']}/"
+            cause = f" caused by {r['cause']}" if r.get("cause") else ""
+            return f"failed {r['error']}{cause} matching /{r['match']}/"
         if r["outcome"] == "crashed" and r.get("signal"):
             return f"crashed {r['signal']}"
         return r["outcome"]
@@ -118,7 +121,9 @@ class Expectation:
         if outcome.kind != r["outcome"]:
             return False
         if r["outcome"] == "failed":
-            return outcome.error_type == r["error"] and re.search(r["match"], outcome.message or "") is not None
+            cause = outcome.cause
+            return (outcome.error_type == r["error"] and re.search(r["match"], outcome.searchable) is not None
+                    and r.get("cause", cause.error_type) == cause.error_type)
         if r["outcome"] == "crashed" and r.get("signal"):
             return outcome.error_type == r["signal"]
         return True
@@ -246,9 +251,16 @@ def _validate_row(row: Any, where: str) -> None:
     prov = row["provenance"]
     if not (isinstance(prov, dict) and len(prov) == 1 and (
             isinstance(prov.get("documented"), str)
-            or (isinstance(prov.get("measured"), dict) and {"torch", "triton", "device", "date"} <= set(prov["measured"])))):
-        raise ExpectationsError(f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} "
-                                f"or {{documented: 'citation'}}")
+            or (measurements(prov) and all(isinstance(m, dict) and {"torch", "triton", "device", "date"} <= set(m)
+                                           for m in measurements(prov))))):
+        raise ExpectationsError(f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} (or a "
+                                f"list of those, for a row widened over versions) or {{documented: 'citation'}}")
+
+
+def measurements(prov: dict[str, Any]) -> list[dict[str, Any]]:
+    """A row's measurements: one, or one per version a widened row was observed on."""
+    measured = prov.get("measured")
+    return [measured] if isinstance(measured, dict) else list(measured) if isinstance(measured, list) else []
 
 
 def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path,
@@ -283,6 +295,43 @@ def _minor_spec(version: str) -> str:
     return f"=={v.major}.{v.minor}.*"
 
 
+def _next_minor(v: Version) -> Version:
+    return Version(f"{v.major}.{v.minor + 1}")
+
+
+def widen(spec: str | None, version: str) -> str | None:
+    """A range that holds `spec`'s versions and `version`'s minor series, or None where `spec` is not one range
+    (a '!=' in it, say): then accept writes a row of its own. No spec covers every version already."""
+    if spec is None:
+        return None
+    v = Version(Version(version).base_version)
+    lo, hi = None, None  # inclusive lower, exclusive upper bound
+    for clause in SpecifierSet(spec):
+        op, ver = clause.operator, clause.version
+        if op == "==" and ver.endswith(".*"):
+            base = Version(ver[:-2])
+            lo, hi = base, _next_minor(base) if len(base.release) >= 2 else Version(f"{base.major + 1}")
+        elif op in (">=", "==", "==="):
+            lo = Version(ver)
+            hi = _next_minor(lo) if op != ">=" else hi
+        elif op == ">":
+            lo = _next_minor(Version(ver))
+        elif op == "<":
+            hi = Version(ver)
+        elif op == "<=":
+            hi = _next_minor(Version(ver))
+        else:
+            return None
+    lo = Version(f"{v.major}.{v.minor}") if lo is not None and v < lo else lo  # the minor series, as rows are
+    hi = _next_minor(v) if hi is not None and v >= hi else hi
+    parts = ([f">={_short(lo)}"] if lo is not None else []) + ([f"<{_short(hi)}"] if hi is not None else [])
+    return ",".join(parts) or None
+
+
+def _short(v: Version) -> str:
+    return ".".join(map(str, v.release[:2] if v.release[2:] in ((), (0,)) else v.release))
+
+
 def proposed_match(first_line: str) -> str:
     """A regex proposal: the first sentence of the message, past any 'SomeError: ' prefix, escaped.
     Trim it to its stable part by hand."""
@@ -305,8 +354,11 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str])
                            "outcome": outcome.kind}
     known = explain(outcome, parse_cell_id(cell_id, "accept"))
     if outcome.kind == "failed":
+        cause = outcome.cause
         row["error"] = outcome.error_type
-        row["match"] = known.match if known else proposed_match(outcome.first_line or "")
+        if cause.error_type and cause.error_type != outcome.error_type:
+            row["cause"] = cause.error_type
+        row["match"] = known.match if known else proposed_match(cause.fragment)
     elif outcome.kind == "crashed":
         row["signal"] = outcome.error_type
     if known:
@@ -319,9 +371,75 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str])
     return row
 
 
-def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str]) -> list[str]:
+def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome) -> Expectation | None:
+    """A row of the cell, for any version or host, that agrees with the outcome and says why."""
+    while exp is not None:
+        rows = exp.rows.get(("cells", cell_id), []) + exp.rows.get(("cells", any_dtype_key(cell_id)), [])
+        found = next((e for e in rows if UNEXPLAINED not in str(e.row.get("reason", UNEXPLAINED))
+                      and e.agrees(outcome)), None)
+        if found:
+            return found
+        exp = exp.fallback
+    return None
+
+
+def _widened(row: dict[str, Any], run: Run, measured: dict[str, str]) -> dict[str, Any] | None:
+    torch, triton = widen(row["torch"], run.torch), widen(row.get("triton"), run.triton)
+    if torch is None or (row.get("triton") is not None and triton is None):
+        return None
+    selectors = {"torch": torch, **({"triton": triton} if row.get("triton") is not None else {})}
+    seen = measurements(row["provenance"])
+    return {**row, **selectors, "provenance": {"measured": [*seen, measured]}}
+
+
+def recorded_runs(expectations: Expectations | None, cell_id: str | None = None) -> set[Run]:
+    """Every (torch, triton, host) some row was measured on (only the cell's rows, where one is named), in the file
+    and in the file behind it."""
+    runs: set[Run] = set()
+    while expectations is not None:
+        keys = expectations.rows if cell_id is None else (("cells", cell_id), ("cells", any_dtype_key(cell_id)))
+        for key in keys:
+            for e in expectations.rows.get(key, ()):
+                host = e.row.get("host")
+                for m in measurements(e.row["provenance"]) if host else ():
+                    runs.add(Run(Version(m["torch"]).base_version, Version(m["triton"]).base_version, host))
+        expectations = expectations.fallback
+    return runs
+
+
+def _widen_neighbours(exp: Expectations, cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
+                      neighbours: Callable[[str], tuple[Run, ...]], changes: list[str]) -> bool:
+    """Widen the first neighbour's row of this file that agrees with the outcome to this run; say whether one did."""
+    for neighbour in neighbours(cell_id):
+        old = exp.lookup(cell_id, neighbour)
+        if old is None or old not in exp.rows.get(("cells", old.cell_id), []) or not old.agrees(outcome):
+            continue
+        wide = _widened(old.row, run, measured)
+        if wide is None:
+            continue
+        # The wider range must not take over a version recorded in between (first match wins): then no widening.
+        others = recorded_runs(exp, cell_id) - {run}
+        before = {r: exp.lookup(cell_id, r) for r in others}
+        exp.rows[("cells", old.cell_id)][old.index] = Expectation(old.cell_id, old.index, wide)
+        if any(exp.lookup(cell_id, r) != before[r] and before[r] != old for r in others):
+            exp.rows[("cells", old.cell_id)][old.index] = old
+            continue
+        exp.data["cells"][old.cell_id][old.index] = wide
+        changes.append(f"{cell_id}: widened {old.where} to torch {wide['torch']}"
+                       f"{', triton ' + wide['triton'] if 'triton' in wide else ''}: {outcome.summary()[:80]}")
+        return True
+    return False
+
+
+def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str],
+           neighbours: Callable[[str], tuple[Run, ...]] = lambda cell_id: ()) -> list[str]:
     """Make the file agree with what was observed; return one line per change. Cells not observed are kept;
-    observations of cells no longer in the matrix (an older run's results) are left out."""
+    observations of cells no longer in the matrix (an older run's results) are left out.
+
+    Accept widens rather than copies: a cell with no row for this run whose row at one of its `neighbours` (the
+    cell's nearest recorded versions below and above, compat.baseline.neighbours) agrees with the observation gets that row's range
+    extended to this version. A new row the catalogue cannot explain takes the explanation of a row that agrees with it on another
+    version or host."""
     from .cells import in_matrix
 
     changes = []
@@ -331,7 +449,14 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
         current = exp.lookup(cell_id, run)
         if outcome.kind == "skipped":
             continue
+        if current is None and _widen_neighbours(exp, cell_id, outcome, run, measured, neighbours, changes):
+            continue
         new = row_from(cell_id, outcome, run, measured)
+        if UNEXPLAINED in str(new.get("reason")):
+            twin = _explained_elsewhere(exp, cell_id, outcome)
+            if twin is not None:
+                new = {**new, **{k: twin.row[k] for k in ("cause", "match", "reason", "rewrite") if k in twin.row}}
+                new["provenance"] = new.pop("provenance")  # keeps the row's key order: provenance last
         mine = current is not None and current in exp.rows.get(("cells", current.cell_id), [])
         if current is not None and current.agrees(outcome):
             if mine and UNEXPLAINED in str(current.row.get("reason")) and UNEXPLAINED not in str(new.get("reason")):

@@ -12,6 +12,10 @@ OPTIONS = (
                                  help="results JSON written at the end of the run (default: compat-results.json)")),
     (("--compat-expectations",), dict(default=None, metavar="PATH",
                                       help="expectations YAML (default: expectations.yaml in the rootdir)")),
+    (("--compat-baseline",), dict(default=None, metavar="OLD.json",
+                                  help="for cells without rows for this torch/triton, fail only on what changed "
+                                       "against this results file (default: the rows of the nearest recorded version "
+                                       "below this one, on this host)")),
     (("--compat-accept",), dict(action="store_true", help="record observed outcomes into the expectations file "
                                                           "instead of failing on differences")),
     (("--compat-run-dir",), dict(default=None, metavar="DIR",

@@ -6,6 +6,8 @@ import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .rootcause import of_exception, root_cause
+
 KINDS = ("passed", "failed", "mismatch", "crashed", "timed_out", "skipped")
 MESSAGE_LIMIT = 4000  # enough for any stable fragment; tracebacks stay in the logs
 
@@ -33,10 +35,26 @@ class Outcome:
     def from_dict(cls, d: dict[str, Any]) -> "Outcome":
         return cls(**d)
 
+    @property
+    def cause(self):
+        """The root cause of a failure (compat.rootcause), None for the other kinds."""
+        return root_cause(self.to_dict())
+
+    @property
+    def searchable(self) -> str:
+        """The text a row's or a catalogue entry's `match` is searched in: the message, then its cause's message
+        (which a wrapper's message may quote escaped, or not at all)."""
+        cause = self.cause
+        return f"{self.message or ''}\n{cause.message}" if cause else self.message or ""
+
     def summary(self) -> str:
         if self.kind in ("failed", "crashed", "timed_out", "skipped"):
             head = f"{self.kind} {self.error_type}" if self.error_type else self.kind
-            return f"{head}: {self.first_line}" if self.first_line else head
+            text = f"{head}: {self.first_line}" if self.first_line else head
+            cause = self.cause
+            if cause and cause.fragment not in text:
+                text += f" [cause: {cause.text()}]"
+            return text
         if self.kind == "mismatch":
             worst = max(self.numerics or [], key=lambda c: c.get("max_rel_err", 0.0), default={})
             return f"mismatch: {worst.get('why', '')}".rstrip(": ")
@@ -58,6 +76,9 @@ def from_exception(exc: BaseException) -> Outcome:
     if name in UNWRAPPED and getattr(exc, "inner_exception", None) is not None:
         detail["wrapped_by"] = name
         exc = exc.inner_exception
+    inner = of_exception(exc)
+    if inner is not exc:
+        detail["cause"] = {"error_type": exception_type_name(inner), "message": str(inner)[:MESSAGE_LIMIT]}
     return Outcome("failed", exception_type_name(exc), str(exc)[:MESSAGE_LIMIT], detail=detail)
 
 

@@ -79,6 +79,14 @@ class CompatRun:
         default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
             ini or "expectations.yaml")
         self.expectations = Expectations.for_run(named or default, named is not None)
+        self.baseline_path = config.getoption("compat_baseline")
+        if self.baseline_path and not hasattr(config, "workerinput"):  # bad input stops the run before any cell
+            from .errors import ResultsError
+
+            try:
+                _ = self.baseline  # loads the file once, for the whole run
+            except ResultsError as exc:
+                raise pytest.UsageError(f"--compat-baseline: {exc}; no cell was run") from None
         self.select = {}
         for axis in AXES:
             names = config.getoption(f"compat_{axis}s") or config.getini(f"compat_{axis}s")
@@ -122,6 +130,7 @@ class CompatRun:
         self.fuzz_collected = False  # the fuzz tests were collected (maybe as an empty parameter set)
         self.harness_errors: list[dict] = []
         self.interrupted: str | None = None
+        self.changes_path: Path | None = None
 
     @functools.cached_property
     def env(self) -> dict:
@@ -134,6 +143,13 @@ class CompatRun:
         from .expectations import Run
 
         return Run.from_env(self.env)
+
+    @functools.cached_property
+    def baseline(self):
+        """What a cell without rows for this run is compared against (compat.baseline), or None."""
+        from . import baseline
+
+        return baseline.for_run(self.expectations, self.run, self.baseline_path)
 
     @functools.cached_property
     def selected(self) -> list:
@@ -159,6 +175,15 @@ class CompatRun:
         expectation = None if reason else self.expectations.lookup(cell.id, self.run, section)
         complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path,
                                                 section)
+        against = None
+        if not reason and expectation is None and self.baseline is not None:
+            from .baseline import complaint as changed
+
+            ref, change = self.baseline.compare(cell.id, outcome, section)
+            if ref is not None:  # unchanged passes, naming the baseline it matched; a change fails, saying what
+                against = {"baseline": self.baseline.name, "reference": ref.describe, "change": change}
+                complaint = changed(cell.id, change, ref, outcome, self.expectations.path) if change \
+                    else None
         if complaint and outcome.detail.get("environment_failure"):
             complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
         if complaint and outcome.detail.get("remedy"):
@@ -167,7 +192,7 @@ class CompatRun:
             "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
             "expected": expectation.row if expectation else None,
             "expected_at": expectation.where if expectation else None,
-            "verdict": complaint, "duration_s": round(time.monotonic() - start, 2),
+            "verdict": complaint, "against_baseline": against, "duration_s": round(time.monotonic() - start, 2),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
             "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
         if reason:
@@ -277,17 +302,29 @@ class CompatRun:
         cells = list(self.records["cells"].values())
         if self.accept and not self.interrupted:
             observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
-            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env))
+            from .baseline import neighbours
+
+            # The rows of each cell's nearest recorded version below: widened, not copied.
+            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env),
+                                   neighbours=neighbours(self.expectations, self.run))
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
                    "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
-                   "interrupted": self.interrupted}
+                   "interrupted": self.interrupted, "baseline": self.baseline.name if self.baseline else None}
         counts = build_counts(self.run_dir)
         counts["children"]["interpreters"] += self.isa_detection is not None  # the ISA detection's own
         self.doc = results.document(self.env, cells, counts, time.monotonic() - self.started, options,
                                     fuzz=list(self.records["fuzz"].values()), harness_errors=self.harness_errors,
                                     fuzz_collected=self.fuzz_collected)
         results.write(self.results_path, self.doc)
+        from .baseline import markdown as changes_markdown
+
+        changes = changes_markdown(self.doc)
+        if changes:  # the pull-request comment of an upgrade: what changed against the baseline
+            from .atomic import write_atomic
+
+            self.changes_path = self.results_path.with_name(f"{self.results_path.stem}.changes.md")
+            write_atomic(self.changes_path, changes)
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.doc is None:
@@ -299,6 +336,8 @@ class CompatRun:
             terminalreporter.write_line(f"INTERRUPTED: {self.results_path} holds {self.interrupted}")
         for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
             terminalreporter.write_line(line)
+        if self.changes_path:
+            terminalreporter.write_line(f"changes against the baseline, as Markdown: {self.changes_path}")
         for change in self.accepted:
             terminalreporter.write_line(f"accepted: {change}")
         if self.accept:
@@ -478,8 +517,12 @@ def pytest_generate_tests(metafunc):
 
 
 def _expected_to_pass(state: CompatRun, cell) -> bool:
+    """Its row says it passes on this run; without a row, its baseline's does."""
     expectation = state.expectations.lookup(cell.id, state.run)
-    return expectation is not None and expectation.row["outcome"] == "passed"
+    if expectation is not None:
+        return expectation.row["outcome"] == "passed"
+    ref = state.baseline.reference(cell.id, "cells") if state.baseline is not None else None
+    return ref is not None and (ref.row.row["outcome"] if ref.row else ref.outcome["kind"]) == "passed"
 
 
 @pytest.fixture

@@ -29,8 +29,10 @@ def provenance_text(prov: dict[str, Any] | None) -> str:
         return "no expectation recorded"
     if "documented" in prov:
         return f"documented: {prov['documented']}"
-    m = prov["measured"]
-    return f"measured: torch {m['torch']}, triton {m['triton']}, {m['device']}, {m['date']}"
+    from .expectations import measurements
+
+    return "measured: " + "; ".join(f"torch {m['torch']}, triton {m['triton']}, {m['device']}, {m['date']}"
+                                    for m in measurements(prov))
 
 
 @dataclass
@@ -38,7 +40,7 @@ class CellView:
     id: str
     kind: str
     unexpected: bool
-    expected: bool  # an expectation row applied to this run
+    expected: bool  # an expectation row applied to this run, or a baseline (compat.baseline)
     first_line: str | None
     error_type: str | None
     reason: str | None
@@ -52,7 +54,9 @@ class CellView:
     def of(cls, cell: dict[str, Any]) -> "CellView":
         o, row = cell["outcome"], cell.get("expected") or {}
         errs = [n["max_rel_err"] for n in o.get("numerics") or [] if "max_rel_err" in n]
-        return cls(cell["id"], o["kind"], bool(cell.get("verdict")), bool(cell.get("expected")), first_line(cell),
+        # A cell without rows that its run compared against a baseline counts as expected, or not, by that.
+        expected = bool(cell.get("expected") or cell.get("against_baseline"))
+        return cls(cell["id"], o["kind"], bool(cell.get("verdict")), expected, first_line(cell),
                    o.get("error_type"),
                    row.get("reason"), row.get("rewrite"), provenance_text(row.get("provenance")),
                    max(errs) if errs else None, o["detail"].get("remedy"), o["detail"].get("environment_failure"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections import Counter
@@ -81,7 +82,8 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                 exp = expectations.lookup(cell["id"], run, section)
                 records[cell["id"]] = {**cell, "source": str(path), "expected": exp.row if exp else None,
                                        "expected_at": exp.where if exp else None,
-                                       "verdict": verdict(cell["id"], exp, outcome, run, expectations.path, section)}
+                                       "verdict": None if outcome.kind == "skipped" else  # the environment's
+                                       verdict(cell["id"], exp, outcome, run, expectations.path, section)}
     for source in sources:  # what each run still contributes, once later runs took their cells
         for section in merged:
             source[section] = sum(r["source"] == source["path"] for r in merged[section].values())
@@ -98,8 +100,10 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
 
 
 def write(path: str | Path, doc: dict[str, Any]) -> None:
+    """As JSON; gzipped where the name ends in .gz (the committed evidence: a tenth of the size)."""
+    text = json.dumps(doc, indent=1, sort_keys=False) + "\n"
     try:
-        write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+        write_atomic(path, gzip.compress(text.encode(), mtime=0) if str(path).endswith(".gz") else text)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot write the results file: {exc}") from None
 
@@ -107,10 +111,10 @@ def write(path: str | Path, doc: dict[str, Any]) -> None:
 def load(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_text())
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such results file") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
         raise ResultsError(f"{path}: not valid JSON (truncated?): {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__

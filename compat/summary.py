@@ -116,6 +116,9 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None, width: i
     for error in doc.get("harness_errors", []):
         lines.append(f"HARNESS ERROR {error['id']} ({error['section']}): {error['error'][:300]}")
     lines += fuzz_lines(doc)
+    from .baseline import summary_lines as baseline_lines
+
+    lines += [wrapped for line in baseline_lines(doc) for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")]
     if results_path:
         lines.append(f"results: {results_path}")
     return lines

@@ -37,9 +37,12 @@ def test_each_kind_of_change_lands_in_its_group():
         "added": ["silu-triton_op_cpu_fallback-eager-bfloat16-cuda"],
         "removed": ["silu-triton_op-eager-bfloat16-cuda"],
     }
-    md = diff.markdown(old, new, "old.json", "new.json")
+    md, _ = diff.markdown(old, new, "old.json", "new.json")
     assert md.index("Newly broken") < md.index("Worse failure") < md.index("Numerics drift") \
-        < md.index("Failure changed") < md.index("Newly fixed") < md.index("Added cells")
+        < md.index("Failure changed") < md.index("Newly fixed")
+    # Cells with nothing to compare against are counted in a line each, never listed.
+    assert "1 cells ran on one side only" in md and "1 cells only in the after run: not compared." in md
+    assert "silu-triton_op_cpu_fallback-eager" not in md
     assert "**Regressions found.**" in md
 
 
@@ -72,9 +75,10 @@ def test_bad_input_is_named(tmp_path, capsys, content, fragment):
 
 
 def test_real_runs_gpu_torch_2_11_against_cpu_torch_2_13():
-    gpu, cpu = (json.loads(p.read_text()) for p in (
-        ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_gpu-merged.json",
-        ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json"))
+    from compat import results
+
+    gpu, cpu = (results.load(p) for p in (ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_gpu-merged.json.gz",
+                                          ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"))
     groups = diff.compare(gpu, cpu)
     # torch 2.13's wrap_triton hands back an interpreted kernel instead of rejecting it: eager works again.
     assert "silu-triton_op-eager-float32-cpu_interpret" in [c.cell for c in groups["fixed"]]
@@ -111,3 +115,21 @@ def test_merge_takes_each_cells_latest_run_and_regrades_it(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps(second))
     with pytest.raises(ResultsError, match="different torch / triton versions"):
         results.merge(paths, Expectations.load(exp_path))
+
+
+def test_a_diff_across_hosts_says_so_keeps_host_effects_apart_and_fits_a_comment(tmp_path):
+    from .docs_fixtures import ENV
+
+    gpu = doc([cell("eager", "passed", device="cpu"), cell("export_strict", "passed", device="cpu")])
+    cpu = doc([cell("eager", "failed", device="cpu", error="RuntimeError", message="0 active drivers ([])."),
+               cell("export_strict", "failed", device="cpu", error="RuntimeError", message=DATA_PTR)],
+              env={**ENV, "torch": "2.13.0", "gpus": []})
+    md, left_out = diff.markdown(gpu, cpu, "gpu.json", "cpu.json")
+    assert md.index("**Two hosts:**") < md.index("### Version effects") < md.index("### Host effects")
+    version_part = md[md.index("### Version effects"):md.index("### Host effects")]
+    assert "export_strict" in version_part and "eager-" not in version_part and left_out == 0
+    assert diff.regressed(diff.compare(gpu, cpu), host_effects=False)  # the data-pointer one is the version's
+    many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="x" * 300) for i in range(400)])
+    changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="y" * 300) for i in range(400)])
+    md, left_out = diff.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
+    assert len(md.encode()) <= diff.COMMENT_LIMIT and left_out > 0 and "[the full diff](d.full.md)" in md

@@ -1,6 +1,5 @@
 """The support matrix rendered as terminal text, Markdown and HTML, and the docs kept in sync with their results."""
 
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -85,7 +84,9 @@ def test_report_command_names_bad_input(tmp_path, capsys):
 
 
 def test_terminal_summary_fits_the_terminal_and_says_what_is_expected():
-    committed = json.loads((ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json").read_text())
+    from compat import results
+
+    committed = results.load(ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz")
     for width in (80, 120):
         lines = summary_lines(committed, "r.json", width=width)
         assert max(map(len, lines)) <= width, max(lines, key=len)

@@ -1,0 +1,60 @@
+"""The support matrix across versions: per style and stage, the versions where it works, how each is known, the
+cause changes between versions, and the tutorial chart's claims where the measurement disagrees."""
+
+import copy
+
+from compat import versions
+
+from .docs_fixtures import DATA_PTR, ENV, cell, doc
+
+CPU_ENV = {**ENV, "gpus": []}
+
+
+def _run(torch, env, cells):
+    return doc(cells, env={**copy.deepcopy(env), "torch": torch})
+
+
+def test_a_cause_that_changes_between_versions_is_named_with_the_versions_on_each_side():
+    runs = [("a.json", _run("2.11.0", CPU_ENV, [cell("export_nonstrict", "failed", device="cpu", error="RuntimeError",
+                                                      message="wrap_triton only works on functions")])),
+            ("b.json", _run("2.13.0", CPU_ENV, [cell("export_nonstrict", "failed", device="cpu", error="RuntimeError",
+                                                      message=DATA_PTR)])),
+            ("c.json", _run("2.14.0", CPU_ENV, [cell("export_nonstrict", "passed", device="cpu")]))]
+    table = versions.collect(runs)
+    text = versions.sentence("raw_jit", "export_nonstrict", "cpu", table[("raw_jit", "export_nonstrict", "cpu")])
+    assert text.startswith("`raw_jit` · `export_nonstrict` on cpu: fails on 2.11 (wrap_triton only works")
+    assert "fails on 2.13 (Cannot access data pointer" in text and text.endswith("works on 2.14 [CPU]")
+    md = versions.markdown(runs)
+    assert "| `raw_jit` · `export_nonstrict` | ✗C | ✗C | ✓C |" in md
+
+
+def test_a_gpu_measurement_and_the_charts_claim_side_by_side_where_they_disagree():
+    gpu = _run("2.11.0", ENV, [cell("aoti_strict", "failed", error="RuntimeError", message="no"),
+                               cell("aoti_nonstrict", "passed"), cell("eager", "passed")])
+    rows = versions.chart_rows(versions.collect([("g.json", gpu)]))
+    assert rows == [("Supports AOTInductor", "Triton kernel (no torch.library wrapper) (`raw_jit`)", "Yes",
+                     "In some cases: 1 of 2 cells work")]  # inference agrees with the chart: not listed
+    assert "The tutorial's chart against the GPU measurement" in versions.html_page([("g.json", gpu)])
+
+
+def test_fuzz_found_wrong_values_are_not_shown_as_working():
+    gpu = _run("2.11.0", ENV, [cell("eager", "passed")])
+    gpu["fuzz"] = [{**gpu["cells"][0], "outcome": {**gpu["cells"][0]["outcome"], "kind": "mismatch"}}]
+    (entry,) = versions.collect([("g.json", gpu)])[("raw_jit", "eager", "cuda")].values()
+    assert entry.state == "wrong values"
+
+
+def test_the_committed_versions_page_matches_the_results_it_names():
+    import re
+    from pathlib import Path
+
+    from compat import results
+    from compat.expectations import Expectations
+
+    root = Path(__file__).resolve().parent.parent
+    committed = (root / "docs" / "VERSIONS.md").read_text()
+    named = re.findall(r"`(results/[^`]+\.json\.gz)`", committed.split("\n\n")[1])
+    assert len(named) >= 7, "the page names every torch version's CPU results and the GPU's"
+    docs = [(p, results.load(root / p)) for p in named]
+    assert versions.markdown(docs, Expectations.load(root / "expectations.yaml")) == committed, (
+        f"docs/VERSIONS.md is out of sync: run `python -m compat versions {' '.join(named)} --out-dir docs`")
