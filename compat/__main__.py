@@ -116,10 +116,10 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 
 def render_docs(results_path: str) -> dict[str, str]:
     """The documentation pages generated from one results file, by file name."""
-    from . import report, results
+    from . import page, report, results
 
     doc = results.load(results_path)
-    return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: report.html_page(doc, results_path)}
+    return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: page.html_page(doc, results_path)}
 
 
 def _writable(path: Path, option: str) -> None:

@@ -30,6 +30,13 @@ FRESH_PHASES: dict[str, tuple[str, ...]] = {
     "aoti": ("aoti_load", "aoti_run"),
 }
 EXPORT_MODES = ("strict", "nonstrict")
+# The groups the documentation folds stages into (compat.report), in the order a reader meets them.
+DOC_GROUPS: dict[str, tuple[str, ...]] = {
+    "eager & compile": ("probe",),
+    "export": ("export", "decompose"),
+    "serialization": ("save_load",),
+    "AOTI": ("aoti",),
+}
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,10 @@ class Stage:
     @property
     def probe(self) -> bool:
         return self.family == "probe"
+
+    @property
+    def group(self) -> str:
+        return next(g for g, families in DOC_GROUPS.items() if self.family in families)
 
     @property
     def packaged(self) -> bool:

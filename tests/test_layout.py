@@ -6,7 +6,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "compat"
 PARENT_SIDE = {"compat.session", "compat.launcher", "compat.plugin", "compat.results", "compat.report",
-               "compat.summary", "compat.diff", "compat.doctor", "compat.__main__", "compat.workers"}
+               "compat.summary", "compat.diff", "compat.doctor", "compat.__main__", "compat.workers", "compat.page",
+               "compat.recommend", "compat.verdicts", "compat.browser"}
 
 
 def _module_name(path: Path) -> str:
