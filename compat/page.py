@@ -15,7 +15,7 @@ from collections import Counter
 
 from .recommend import INTRO, describe_missing, goals
 from .report import Docs, Entry, stage_group
-from .verdicts import REFUSES_MARK, VERDICTS
+from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330}
@@ -246,12 +246,13 @@ def _notes(docs: Docs) -> list[dict]:
     out = []
     for key in docs.notes:
         blocks = docs.note_blocks(key)
-        kind, unexpected, refuses, _ = blocks[0][1]
+        kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
         title = ("differs from its expectation: " if unexpected else "") + VERDICTS[kind][1] + (
-            f"; refuses {', '.join(refuses)}" if refuses else "")
+            f"; refuses {', '.join(refuses)}" if refuses else "") + ("; not fuzzed in these results" if unfuzzed
+                                                                     else "")
         out.append({"title": title, "kind": kind,
                     "blocks": [{"cells": [{"id": v.id, "facts": [list(f) for f in v.facts]} for v in cells],
-                                "evidence": [list(p) for p in evidence]} for cells, (_, _, _, evidence) in blocks]})
+                                "evidence": [list(p) for p in evidence]} for cells, (*_, evidence) in blocks]})
     return out
 
 
@@ -260,6 +261,8 @@ def html_page(doc: dict, source: str) -> str:
     legend = "".join(f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>'
                      for k, (label, words) in VERDICTS.items())
     legend += (f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
+               f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
+               "these results</span>"
                '<span class="passes unexpected">differs from its expectation (the gate failed)</span>')
     caps = "".join(f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
                    for c in docs.recommend["capabilities"])

@@ -16,7 +16,7 @@ from .cells import registries
 from .recommend import markdown as recommend_markdown
 from .recommend import table as recommend_table
 from .stages import DOC_GROUPS, STAGES
-from .verdicts import VERDICTS, Verdict, of_doc
+from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS, Verdict, of_doc
 
 KIND_LABEL = {"passed": "passes", "failed": "fails", "mismatch": "mismatch", "crashed": "crashed",
               "timed_out": "timed out", "skipped": "skipped"}
@@ -208,7 +208,7 @@ class Docs:
         for row in self.rows:
             for stage in self.stages:
                 for e in row.entries(stage):
-                    if e.kind != "passes" or e.unexpected or any(v.refuses for v in e.verdicts):
+                    if e.kind != "passes" or e.unexpected or any(v.refuses or v.unfuzzed for v in e.verdicts):
                         self.notes.setdefault(self.note_key(e), len(self.notes) + 1)
 
     @staticmethod
@@ -246,7 +246,9 @@ def _md(text: str) -> str:
 def _md_entry(docs: Docs, e: Entry) -> str:
     key = docs.note_key(e)
     note = f" [{docs.notes[key]}](#note-{docs.notes[key]})" if key in docs.notes else ""
-    icon = (UNEXPECTED if e.unexpected else "") + VERDICT_ICON[e.kind] + ("†" if e.verdicts[0].refuses else "")
+    v = e.verdicts[0]
+    icon = (UNEXPECTED if e.unexpected else "") + VERDICT_ICON[e.kind] + (REFUSES_MARK if v.refuses else "") + (
+        UNFUZZED_MARK if v.unfuzzed else "")
     dtypes = f"{'/'.join(DTYPE.get(d, d) for d in e.dtypes)} " if e.dtypes else ""
     return f"{dtypes}{icon}{note}"
 
@@ -259,7 +261,8 @@ def markdown(doc: dict[str, Any], source: str) -> str:
            f"**Ran on:** {docs.matrix.header()}.  ", f"**Totals:** {docs.matrix.totals()}.  "]
     if docs.fuzz_line():
         out.append(f"**Generated inputs:** {docs.fuzz_line()}.")
-    out += ["", f"**Legend:** {legend}; † refuses some non-contiguous layouts with a clear error; {UNEXPECTED} "
+    out += ["", f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
+                f"{UNFUZZED_MARK} passes on the model's inputs, its fuzz test has not run in these results; {UNEXPECTED} "
                 "differs from its expectation (the gate failed). A cell shows one verdict for every dtype where they "
                 "agree, and one per dtype where they differ. The numbered notes say what was observed, why, what to "
                 "do instead, and where it was measured or documented.", ""]
@@ -288,10 +291,11 @@ def markdown(doc: dict[str, Any], source: str) -> str:
     out += ["## Notes", ""]
     for key, n in docs.notes.items():
         blocks = docs.note_blocks(key)
-        kind, unexpected, refuses, _ = blocks[0][1]
+        kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
         out.append(f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{VERDICT_ICON[kind]} '
-                   f"{VERDICTS[kind][1]}" + (f"; refuses {', '.join(refuses)}" if refuses else ""))
-        for cells, (_, _, _, evidence) in blocks:
+                   f"{VERDICTS[kind][1]}" + (f"; refuses {', '.join(refuses)}" if refuses else "")
+                   + ("; not fuzzed in these results" if unfuzzed else ""))
+        for cells, (*_, evidence) in blocks:
             out.append(f"  - cell{'s' if len(cells) > 1 else ''}: {', '.join(f'`{v.id}`' for v in cells)}")
             out += [f"    - {what}: {_md(text)}" for what, text in evidence]
             if kind in ("wrong_some", "errors_some"):  # each cell's falsifying example and its reproducer

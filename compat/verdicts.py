@@ -26,6 +26,7 @@ VERDICTS: dict[str, tuple[str, str]] = {
     "skipped": ("skip", "not run on this host"),
 }
 REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
+UNFUZZED_MARK = "°"  # beside "pass": a stage the fuzz tests drive, whose fuzz test did not run in these results
 GOOD = ("passes",)
 ON_THE_MODEL = {"passed": "passes", "failed": "fails", "mismatch": "wrong", "crashed": "crashed",
                 "timed_out": "timed_out", "skipped": "skipped"}
@@ -41,12 +42,14 @@ class Verdict:
     evidence: tuple[tuple[str, str], ...]  # (what, text): observed, why, instead, provenance; what cells share
     facts: tuple[tuple[str, str], ...] = ()  # this cell's own: its fuzz tally, falsifying example, reproducer
     refuses: tuple[str, ...] = ()  # layouts a passing cell refused clearly
+    unfuzzed: bool = False  # a pass on the model's inputs only: its stage is fuzzed, but not in these results
     rewrite: str | None = None
     cause: str | None = None  # one line that says what went wrong, for sentences
 
     @property
     def label(self) -> str:
-        return VERDICTS[self.kind][0] + (REFUSES_MARK if self.refuses else "")
+        return VERDICTS[self.kind][0] + (REFUSES_MARK if self.refuses else "") + (UNFUZZED_MARK if self.unfuzzed
+                                                                                    else "")
 
     @property
     def works(self) -> bool:
@@ -55,7 +58,7 @@ class Verdict:
     @property
     def note(self) -> tuple:
         """What two cells share when one note explains both (the cell id aside)."""
-        return (self.kind, self.unexpected, self.refuses, self.evidence)
+        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.evidence)
 
 
 def _provenance(row: dict[str, Any] | None) -> str:
@@ -124,7 +127,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     kind = ON_THE_MODEL[outcome.kind]
     evidence: list[tuple[str, str]] = []
     facts: list[tuple[str, str]] = []
-    rewrite, cause, refuses = row.get("rewrite"), None, ()
+    rewrite, cause, refuses, unfuzzed = row.get("rewrite"), None, (), False
     if outcome.kind == "passed":
         worst = _worst_rel(outcome)
         facts.append(("on the model", "eager's values" + (f" (max rel err {worst:.3g})" if worst else "")))
@@ -139,8 +142,9 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
                 rewrite, cause = (fuzz.get("expected") or {}).get("rewrite"), _observed(fuzz_outcome)
         elif fuzzed_here:
             stage = STAGES.get(cell["axes"]["stage"])
-            facts.append(("fuzz", "not fuzzed: the stage checks FLOPs, schemas or gradients, not values"
-                          if stage and not stage.fuzzed else "not fuzzed in this run"))
+            unfuzzed = bool(stage and stage.fuzzed)
+            facts.append(("fuzz", "not fuzzed in these results: passes on the model's inputs only" if unfuzzed
+                          else "not fuzzed: the stage checks FLOPs, schemas or gradients, not values"))
     elif outcome.kind != "skipped":
         cause = _observed(outcome)
         evidence.append(("observed", cause[:600]))
@@ -160,7 +164,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     if unexpected:
         evidence.append(("gate", "differs from its expectation: "
                          + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v)))
-    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, rewrite, cause)
+    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, cause)
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:

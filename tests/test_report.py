@@ -209,3 +209,13 @@ def test_terminal_summary_fits_the_terminal_and_says_what_is_expected():
     assert f"{counts['skipped']} cells not run here: no CUDA device" in text
     assert " cuda " not in text.split("columns:")[0]  # rows where nothing ran collapse into that one line
     assert "xf fails as expected" in text
+
+
+def test_a_pass_whose_fuzz_test_did_not_run_says_so():
+    fuzzed, unfuzzed = cell("eager", "passed"), cell("export_strict", "passed")
+    flops = cell("flop_count", "passed", style="triton_op_flops")  # a stage the fuzz tests never drive
+    found = verdicts.of_doc(doc([fuzzed, unfuzzed, flops], fuzz_records=[fuzz(fuzzed, "passed")]))
+    assert [found[c["id"]].label for c in (fuzzed, unfuzzed, flops)] == ["pass", "pass°", "pass"]
+    assert ("fuzz", "not fuzzed in these results: passes on the model's inputs only") in found[unfuzzed["id"]].facts
+    # Results without any fuzz tests make no claim either way.
+    assert verdicts.of_doc(doc([unfuzzed]))[unfuzzed["id"]].label == "pass"
