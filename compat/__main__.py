@@ -183,6 +183,8 @@ def _accept(args: argparse.Namespace) -> int:
 
     run = Run.from_env(doc["environment"])
     changes = accept(exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True))
+    findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in doc.get("fuzz") or []}
+    changes += accept(exp, findings, run, measured_on(doc["environment"]), section="fuzz")
     for change in changes:
         print(f"accepted: {change}")
     left_out = sum(not in_matrix(cell_id) for cell_id in observed)

@@ -18,7 +18,9 @@ CPU = ("cpu", "cpu_interpret")
 @dataclass(frozen=True)
 class Known:
     error: str  # failed: a regex the exception type, or its root cause's type, must match in full
-    match: str  # failed: a regex on a stable fragment of the root cause (searched in the message and the cause's)
+    # failed: a regex on a stable fragment of the root cause (searched in the message and the cause's); mismatch:
+    # a regex on what the comparison found (its `why`), or "" for any
+    match: str
     reason: str
     rewrite: str | None = None
     kind: str = "failed"  # or "mismatch", "crashed": then only the cell filters below apply
@@ -28,14 +30,18 @@ class Known:
     stages: tuple[str, ...] | None = None  # None: any stage (prefixes: "aoti_" covers both AOTI stages)
     dtypes: tuple[str, ...] | None = None  # None: any dtype
     source: str | None = None  # upstream issue / PR / file that documents it
+    section: str = "cells"  # "fuzz": a finding of the fuzz tests (a generated input), not of the matrix's cell
 
-    def explains(self, outcome, cell) -> bool:
-        if outcome.kind != self.kind:
+    def explains(self, outcome, cell, section: str = "cells") -> bool:
+        if outcome.kind != self.kind or section != self.section:
             return False
         if self.kind == "failed":
             types = (outcome.error_type or "", outcome.cause.error_type or "")
             if not (any(re.fullmatch(self.error, t) for t in types) and re.search(self.match, outcome.searchable)):
                 return False
+        if self.kind == "mismatch" and self.match and not any(
+                re.search(self.match, n.get("why", "")) for n in outcome.numerics or []):
+            return False
         return all(allowed is None or value in allowed for allowed, value in (
             (self.kernels, cell.kernel), (self.devices, cell.device), (self.styles, cell.style),
             (self.dtypes, cell.dtype))) and (self.stages is None or cell.stage.startswith(self.stages))
@@ -58,6 +64,10 @@ NO_GPU_LAUNCH = (r"0 active drivers|triton not built with the 'cpu' backend|"
 HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristics_triton_op",
                    "heuristics_autotune_triton_op")
 
+TRITON_OP_STYLES = ("triton_op", "triton_op_cpu_fallback", "triton_op_flops", "triton_op_subclass", "autotune_triton_op",
+               "heuristics_triton_op", "autotune_heuristics_triton_op", "heuristics_autotune_triton_op",
+               "register_autograd")  # the styles whose op is a triton_op: its launch can be traced into the graph
+RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autograd_function")  # launched unwrapped
 HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_autotune_triton_op")
 EXPORTED = ("export_", "save_load_", "decompose_", "aoti_")  # the stages made from an exported program
 HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export with a Dim range on one side of the "
@@ -257,6 +267,37 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="a raw kernel exports as triton_kernel_wrapper_functional, which torch.export can save but not load",
           source="torch/_export/serde/serialize.py (deserialize nyi)",
           rewrite=TRITON_OP_REWRITE),
+    # The fuzz tests' findings (section "fuzz"): a cell that passes on the model gives wrong values on a generated
+    # input. Observed on the H100 for silu, sigmoid_silu, silu_out, silu_mul and rms_norm; each launcher checks its
+    # input layout (a contiguity assert, or rows contiguous) in Python, which tracing runs once, on the example.
+    Known("", "got NoneType", kind="mismatch", section="fuzz", styles=("custom_op",), stages=("aoti_",),
+          reason="The AOTI package of an opaque custom_op returns None for a non-contiguous input: no output and no "
+                 "error (the op runs through AOTInductor's proxy executor; eager raises the op's layout assert). "
+                 "Mechanism not investigated further.",
+          rewrite="pass contiguous inputs to the package"),
+    Known("", "", kind="mismatch", section="fuzz", stages=("aoti_",),
+          reason="The launcher's layout check ran once, at trace time, on the contiguous example; the AOTI package "
+                 "compiles the launch in and checks no input strides: it launches the kernel on the view's data "
+                 "pointer and the kernel reads the storage with the layout it assumes: silent wrong values.",
+          rewrite="call .contiguous() on the input inside the op or traced function before the launch (compiled in, "
+                  "it costs nothing for contiguous inputs), or pass contiguous inputs to the package"),
+    Known("", "", kind="mismatch", section="fuzz", stages=("decompose_",), styles=TRITON_OP_STYLES,
+          reason="The launcher's layout check ran once, at trace time, on the contiguous example; "
+                 "decompose_custom_triton_ops=True replaces the op by its traced launch, which launches the kernel "
+                 "on the view's data pointer, and the kernel reads the storage with the layout it assumes: silent "
+                 "wrong values.",
+          rewrite="keep the op (the default decompose_custom_triton_ops=False), or call .contiguous() inside the op "
+                  "before the launch"),
+    *(Known("", "", kind="mismatch", section="fuzz", stages=(stage,), styles=RAW_LAUNCH,
+            reason=f"The launcher's contiguity assert ran once, at trace time, on the contiguous example; the {graph} "
+                   f"holds the raw launch{held}, which launches the kernel on the strided input's data pointer and the kernel "
+                   "reads the storage as if it were contiguous: silent wrong values (the NaN stored around the view "
+                   "comes out).", rewrite=rewrite)
+      for stage, graph, held, rewrite in (
+          ("export_", "exported graph", " (triton_kernel_wrapper_mutation)", "call .contiguous() on the input inside the traced function, or wrap the "
+                                        "kernel in triton_op, whose exported graph keeps the op call and runs its check"),
+          ("decompose_", "decomposed graph", "", "call .contiguous() on the input inside the traced function, or wrap the "
+                                             "kernel in triton_op"))),
 ]
 
 
@@ -268,5 +309,5 @@ def register_known(*entries: Known) -> None:
     KNOWN[:0] = entries
 
 
-def explain(outcome, cell) -> Known | None:
-    return next((k for k in KNOWN if k.explains(outcome, cell)), None)
+def explain(outcome, cell, section: str = "cells") -> Known | None:
+    return next((k for k in KNOWN if k.explains(outcome, cell, section)), None)

@@ -346,13 +346,15 @@ def measured_on(env: dict[str, Any]) -> dict[str, str]:
     return {"torch": env["torch"], "triton": env["triton"], "device": gpu, "date": env["date"][:10]}
 
 
-def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str]) -> dict[str, Any]:
-    """A row recording an observation; a failure the catalogue knows gets its stable match, reason and rewrite."""
+def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
+             section: str = "cells") -> dict[str, Any]:
+    """A row recording an observation; a failure the catalogue knows gets its stable match, reason and rewrite. A
+    fuzz finding carries its falsifying example and reproducer, replayed first in every later run."""
     from .catalogue import explain
 
     row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
                            "outcome": outcome.kind}
-    known = explain(outcome, parse_cell_id(cell_id, "accept"))
+    known = explain(outcome, parse_cell_id(cell_id, "accept"), section)
     if outcome.kind == "failed":
         cause = outcome.cause
         row["error"] = outcome.error_type
@@ -367,14 +369,19 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str])
             row["rewrite"] = known.rewrite
     elif outcome.kind != "passed":
         row["reason"] = UNEXPLAINED
+    if section == "fuzz" and outcome.detail.get("example"):
+        import json
+
+        row["example"] = json.dumps(outcome.detail["example"], separators=(",", ":"))
+        row["reproducer"] = outcome.detail["reproducer"]
     row["provenance"] = {"measured": measured}
     return row
 
 
-def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome) -> Expectation | None:
+def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome, section: str) -> Expectation | None:
     """A row of the cell, for any version or host, that agrees with the outcome and says why."""
     while exp is not None:
-        rows = exp.rows.get(("cells", cell_id), []) + exp.rows.get(("cells", any_dtype_key(cell_id)), [])
+        rows = exp.rows.get((section, cell_id), []) + exp.rows.get((section, any_dtype_key(cell_id)), [])
         found = next((e for e in rows if UNEXPLAINED not in str(e.row.get("reason", UNEXPLAINED))
                       and e.agrees(outcome)), None)
         if found:
@@ -408,23 +415,23 @@ def recorded_runs(expectations: Expectations | None, cell_id: str | None = None)
 
 
 def _widen_neighbours(exp: Expectations, cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
-                      neighbours: Callable[[str], tuple[Run, ...]], changes: list[str]) -> bool:
+                      neighbours: Callable[[str], tuple[Run, ...]], changes: list[str], section: str) -> bool:
     """Widen the first neighbour's row of this file that agrees with the outcome to this run; say whether one did."""
     for neighbour in neighbours(cell_id):
-        old = exp.lookup(cell_id, neighbour)
-        if old is None or old not in exp.rows.get(("cells", old.cell_id), []) or not old.agrees(outcome):
+        old = exp.lookup(cell_id, neighbour, section)
+        if old is None or old not in exp.rows.get((section, old.cell_id), []) or not old.agrees(outcome):
             continue
         wide = _widened(old.row, run, measured)
         if wide is None:
             continue
         # The wider range must not take over a version recorded in between (first match wins): then no widening.
         others = recorded_runs(exp, cell_id) - {run}
-        before = {r: exp.lookup(cell_id, r) for r in others}
-        exp.rows[("cells", old.cell_id)][old.index] = Expectation(old.cell_id, old.index, wide)
-        if any(exp.lookup(cell_id, r) != before[r] and before[r] != old for r in others):
-            exp.rows[("cells", old.cell_id)][old.index] = old
+        before = {r: exp.lookup(cell_id, r, section) for r in others}
+        exp.rows[(section, old.cell_id)][old.index] = Expectation(old.cell_id, old.index, wide)
+        if any(exp.lookup(cell_id, r, section) != before[r] and before[r] != old for r in others):
+            exp.rows[(section, old.cell_id)][old.index] = old
             continue
-        exp.data["cells"][old.cell_id][old.index] = wide
+        exp.data[section][old.cell_id][old.index] = wide
         changes.append(f"{cell_id}: widened {old.where} to torch {wide['torch']}"
                        f"{', triton ' + wide['triton'] if 'triton' in wide else ''}: {outcome.summary()[:80]}")
         return True
@@ -432,32 +439,34 @@ def _widen_neighbours(exp: Expectations, cell_id: str, outcome: Outcome, run: Ru
 
 
 def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str],
-           neighbours: Callable[[str], tuple[Run, ...]] = lambda cell_id: ()) -> list[str]:
+           neighbours: Callable[[str], tuple[Run, ...]] = lambda cell_id: (), section: str = "cells") -> list[str]:
     """Make the file agree with what was observed; return one line per change. Cells not observed are kept;
     observations of cells no longer in the matrix (an older run's results) are left out.
 
     Accept widens rather than copies: a cell with no row for this run whose row at one of its `neighbours` (the
     cell's nearest recorded versions below and above, compat.baseline.neighbours) agrees with the observation gets that row's range
     extended to this version. A new row the catalogue cannot explain takes the explanation of a row that agrees with it on another
-    version or host."""
+    version or host.
+
+    `section` "fuzz": the fuzz tests' findings; a fuzz test without rows is expected to pass, so a pass needs none."""
     from .cells import in_matrix
 
     changes = []
-    cells = exp.data["cells"]
+    cells = exp.data.setdefault(section, {})
     for cell_id in sorted(filter(in_matrix, observed)):
         outcome = observed[cell_id]
-        current = exp.lookup(cell_id, run)
-        if outcome.kind == "skipped":
+        current = exp.lookup(cell_id, run, section)
+        if outcome.kind == "skipped" or (section == "fuzz" and current is None and outcome.kind == "passed"):
             continue
-        if current is None and _widen_neighbours(exp, cell_id, outcome, run, measured, neighbours, changes):
+        if current is None and _widen_neighbours(exp, cell_id, outcome, run, measured, neighbours, changes, section):
             continue
-        new = row_from(cell_id, outcome, run, measured)
+        new = row_from(cell_id, outcome, run, measured, section)
         if UNEXPLAINED in str(new.get("reason")):
-            twin = _explained_elsewhere(exp, cell_id, outcome)
+            twin = _explained_elsewhere(exp, cell_id, outcome, section)
             if twin is not None:
                 new = {**new, **{k: twin.row[k] for k in ("cause", "match", "reason", "rewrite") if k in twin.row}}
                 new["provenance"] = new.pop("provenance")  # keeps the row's key order: provenance last
-        mine = current is not None and current in exp.rows.get(("cells", current.cell_id), [])
+        mine = current is not None and current in exp.rows.get((section, current.cell_id), [])
         if current is not None and current.agrees(outcome):
             if mine and UNEXPLAINED in str(current.row.get("reason")) and UNEXPLAINED not in str(new.get("reason")):
                 # The catalogue now explains a row recorded as unexplained: explain it where it is.
@@ -473,10 +482,10 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
             # rows come before its any-dtype rows).
             rows.insert(current.index if own else 0 if current is not None else len(rows), new)
         was = current.describe() if current else "no expectation"
-        changes.append(f"{cell_id}: {was} -> {outcome.summary()}  [torch {new['torch']}, triton {new['triton']}, "
-                       f"host {new['host']}]")
+        changes.append(f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: {was} -> {outcome.summary()}  "
+                       f"[torch {new['torch']}, triton {new['triton']}, host {new['host']}]")
     if changes:
-        exp.data["cells"] = dict(sorted(_fold_dtypes(cells).items()))
+        exp.data[section] = dict(sorted(_fold_dtypes(cells).items()))
         validate(exp.data, str(exp.path))
         write_atomic(exp.path, dump(exp.data))
     return changes

@@ -307,6 +307,8 @@ class CompatRun:
             # The rows of each cell's nearest recorded version below: widened, not copied.
             self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env),
                                    neighbours=neighbours(self.expectations, self.run))
+            findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
+            self.accepted += accept(self.expectations, findings, self.run, measured_on(self.env), section="fuzz")
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
                    "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
@@ -436,6 +438,10 @@ def pytest_configure(config):
         raise pytest.UsageError(str(exc)) from None
     config.stash[_KEY] = state
     config.pluginmanager.register(state, "compat-run")
+    # Select with -m: the matrix alone (-m "not fuzz"), its fuzz tests alone (-m fuzz), everything else (-m "not
+    # matrix").
+    config.addinivalue_line("markers", "matrix: a cell of the matrix or its fuzz test")
+    config.addinivalue_line("markers", "fuzz: a fuzz test of a cell")
 
 
 # ---- pytest-xdist hooks (optional: the plugin works without xdist) ----
@@ -509,10 +515,11 @@ def pytest_generate_tests(metafunc):
             raise pytest.UsageError(INACTIVE)
         return
     if "cell" in metafunc.fixturenames:
-        metafunc.parametrize("cell", [pytest.param(c, id=c.id) for c in state.selected])
+        metafunc.parametrize("cell", [pytest.param(c, id=c.id, marks=pytest.mark.matrix) for c in state.selected])
     if "fuzz_cell" in metafunc.fixturenames:
         # Every cell expected to pass on this run (torch, triton, host), in the stages whose artifact is fuzzed.
-        metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id) for c in state.selected
+        metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id, marks=(pytest.mark.matrix, pytest.mark.fuzz))
+                                           for c in state.selected
                                            if STAGES[c.stage].fuzzed and _expected_to_pass(state, c)])
 
 

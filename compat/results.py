@@ -70,9 +70,11 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
         env = doc["environment"]
         run = Run.from_env(env)
         gpus = Counter(g["name"] for g in env["gpus"])
-        sources.append({"path": str(path), "machine": ", ".join(f"{n}x {name}" if n > 1 else name
-                                                                 for name, n in gpus.items()) or "cpu",
-                        "date": env["date"], "wall_seconds": doc["summary"]["wall_seconds"]})
+        # A merged file brings its own runs: its records keep the run they came from.
+        inner = doc["options"].get("merged_from")
+        sources += [{k: s[k] for k in ("path", "machine", "date", "wall_seconds")} for s in inner] if inner else [
+            {"path": str(path), "machine": ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items())
+             or "cpu", "date": env["date"], "wall_seconds": doc["summary"]["wall_seconds"]}]
         for section, records in merged.items():
             for cell in doc.get(section, []):
                 if not in_matrix(cell["id"]):
@@ -80,7 +82,8 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                     continue
                 outcome = Outcome.from_dict(cell["outcome"])
                 exp = expectations.lookup(cell["id"], run, section)
-                records[cell["id"]] = {**cell, "source": str(path), "expected": exp.row if exp else None,
+                records[cell["id"]] = {**cell, "source": cell["source"] if inner else str(path),
+                                       "expected": exp.row if exp else None,
                                        "expected_at": exp.where if exp else None,
                                        "verdict": None if outcome.kind == "skipped" else  # the environment's
                                        verdict(cell["id"], exp, outcome, run, expectations.path, section)}

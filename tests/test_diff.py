@@ -133,3 +133,22 @@ def test_a_diff_across_hosts_says_so_keeps_host_effects_apart_and_fits_a_comment
     changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="y" * 300) for i in range(400)])
     md, left_out = diff.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
     assert len(md.encode()) <= diff.COMMENT_LIMIT and left_out > 0 and "[the full diff](d.full.md)" in md
+
+
+def test_merging_a_merged_file_keeps_the_runs_it_came_from(tmp_path):
+    from compat import results
+    from compat.expectations import Expectations, dump
+
+    paths = []
+    for name in ("a.json", "b.json"):
+        d = writeup()
+        d["cells"] = [c for c in d["cells"] if (c["axes"]["style"] == "triton_op") == (name == "b.json")]
+        (tmp_path / name).write_text(json.dumps(d))
+        paths.append(str(tmp_path / name))
+    exp_path = tmp_path / "expectations.yaml"
+    exp_path.write_text(dump({"schema": 1, "cells": {}}))
+    exp = Expectations.load(exp_path)
+    results.write(tmp_path / "ab.json", results.merge(paths[:1], exp))
+    merged = results.merge([str(tmp_path / "ab.json"), paths[1]], exp)
+    assert [(m["path"], m["cells"]) for m in merged["options"]["merged_from"]] == [(paths[0], 3), (paths[1], 2)]
+    assert {c["source"] for c in merged["cells"]} == set(paths)

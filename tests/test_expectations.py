@@ -252,3 +252,31 @@ def test_accept_into_an_any_dtype_key_leaves_no_row_the_new_one_hides(tmp_path):
     accept(exp, observed, GPU, MEASURED["measured"])
     rows = Expectations.load(exp.path).data["cells"][key]
     assert [r["outcome"] for r in rows] == ["passed"]
+
+
+def test_accept_records_fuzz_findings_with_their_example_and_the_catalogues_reason(tmp_path):
+    example = {"shape": [1024, 1000], "layout": "transposed", "seed": 0, "scale": 1.0, "sign": "mixed", "specials": []}
+    aoti = "silu_mul-triton_op-aoti_strict-float16-cuda"
+    found = Outcome("mismatch", numerics=[{"ok": False, "why": "package output 0, transposed: 1023973 element(s) "
+                                                               "beyond 0.005 x |eager|"}],
+                    detail={"example": example, "reproducer": f"python -m compat fuzz {aoti} --example '...'"})
+    none_out = Outcome("mismatch", numerics=[{"ok": False, "why": "package output 0, transposed: got NoneType"}],
+                       detail={"example": example, "reproducer": "python -m compat fuzz ..."})
+    unknown = Outcome("mismatch", numerics=[{"ok": False, "why": "wrong"}], detail={"example": example,
+                                                                                   "reproducer": "python -m ..."})
+    observed = {aoti: found, "silu_mul-custom_op-aoti_strict-float16-cuda": none_out,
+                "silu_mul-triton_op-compile_inductor-float16-cuda": unknown,
+                "silu_mul-triton_op-eager-float16-cuda": Outcome("passed")}
+    path = tmp_path / "expectations.yaml"
+    path.write_text(dump({"schema": 1, "cells": {}}))
+    exp = Expectations.load(path)
+    changes = accept(exp, observed, GPU, MEASURED["measured"], section="fuzz")
+    assert len(changes) == 3 and all(c.startswith("fuzz ") for c in changes)  # a pass without rows needs none
+    rows = Expectations.load(path).data["fuzz"]
+    (row,) = rows[aoti]
+    assert row["example"] == '{"shape":[1024,1000],"layout":"transposed","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
+    assert row["reproducer"] == found.detail["reproducer"] and "the AOTI package compiles the launch in" in row["reason"]
+    assert "returns None for a non-contiguous input" in rows["silu_mul-custom_op-aoti_strict-float16-cuda"][0]["reason"]
+    # The catalogue's fuzz entries say nothing of a compile stage, nor of the matrix's own cells.
+    assert rows["silu_mul-triton_op-compile_inductor-float16-cuda"][0]["reason"] == UNEXPLAINED
+    assert Expectations.load(path).data["cells"] == {}
