@@ -67,13 +67,54 @@ HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristic
 TRITON_OP_STYLES = ("triton_op", "triton_op_cpu_fallback", "triton_op_flops", "triton_op_subclass", "autotune_triton_op",
                "heuristics_triton_op", "autotune_heuristics_triton_op", "heuristics_autotune_triton_op",
                "register_autograd")  # the styles whose op is a triton_op: its launch can be traced into the graph
-RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autograd_function")  # launched unwrapped
+WRONG_VALUES = r"element\(s\)"  # a fuzz mismatch that computed wrong values (not one that returned nothing)
+# Launched outside any op, so an exported graph holds the launch itself.
+RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autograd_function", "device_context",
+              "autograd_wrap_triton", "wrapper_outside")
 HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_autotune_triton_op")
 EXPORTED = ("export_", "save_load_", "decompose_", "aoti_")  # the stages made from an exported program
 HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export with a Dim range on one side of the "
                      "threshold, or let autotune choose at run time")
 
 KNOWN: list[Known] = [  # the first entry that explains an observation wins: narrow entries first
+    # --- launch idioms of real projects that keep the raw launch out of torch's Triton capture, on any device ---
+    Known(WRAP_TRITON_ERRORS, DATA_PTR, styles=("allow_in_graph",),
+          reason="allow_in_graph puts the launcher into the graph as one opaque call, which Dynamo, AOTAutograd and "
+                 "export run on FakeTensors to learn its outputs; the raw launch reads their data_ptr()",
+          rewrite=TRITON_OP_REWRITE),
+    Known(OPCHECK_ERROR, rf"{DATA_PTR}|CUDA error: an illegal memory access", styles=("triton_op_no_wrap",),
+          stages=("opcheck",),
+          reason="opcheck's test_aot_dispatch_dynamic traces the triton_op's body, whose raw launch is not captured "
+                 "(no wrap_triton): it reads a FakeTensor's data_ptr(), or in some runs launches on an address that "
+                 "is not the data and the kernel faults (an illegal memory access; which comes first varies from run "
+                 "to run, the fault's mechanism not investigated)",
+          rewrite="launch through torch.library.wrap_triton(kernel)[grid](...) inside the triton_op"),
+    Known(WRAP_TRITON_ERRORS, DATA_PTR, styles=("triton_op_no_wrap",),
+          reason="tracing runs a triton_op's body, and only launches through wrap_triton are captured; the raw launch "
+                 "runs on FakeTensors and reads their data_ptr()",
+          rewrite="launch through torch.library.wrap_triton(kernel)[grid](...) inside the triton_op"),
+    Known(WRAP_TRITON_ERRORS, DATA_PTR, styles=("compiler_disable",),
+          reason="torch.compiler.disable stops Dynamo only; AOTAutograd, opcheck and non-strict export still run the "
+                 "launcher on FakeTensors, and the raw launch reads their data_ptr()",
+          rewrite=TRITON_OP_REWRITE),
+    Known(DYNAMO_UNSUPPORTED, r"Unsupported context manager", styles=("wrapper_outside",),
+          reason="a wrap_triton wrapper made outside the traced function reaches Dynamo as a plain object: Dynamo "
+                 "traces its Python code instead of recognising the launch (only a wrap_triton(kernel) call inside "
+                 "the traced code is), and stops at the lock it enters",
+          rewrite="call wrap_triton(kernel)[grid](...) inside the traced function at each launch, or use triton_op",
+          source="pytorch/pytorch#154365"),
+    Known(DYNAMO_UNSUPPORTED, r"Skip calling `torch\.compiler\.disable\(\)`d function", styles=("compiler_disable",),
+          reason="torch.compiler.disable asks Dynamo for a graph break, which fullgraph=True and strict export refuse",
+          rewrite="compile without fullgraph=True (the launcher then runs eagerly between graphs), or wrap the kernel in "
+                  "triton_op"),
+    Known(r"ValueError|torch\._dynamo\.exc\.InternalTorchDynamoError", r"Expected a cuda device, but got: cpu",
+          styles=("device_context",),
+          reason="torch.cuda.device() takes a CUDA device; under the interpreter the input is a CPU tensor",
+          rewrite="enter torch.cuda.device(x.device) only for CUDA tensors (contextlib.nullcontext() otherwise)"),
+    Known(rf"NotImplementedError|{OPCHECK_ERROR}", r"with arguments from the 'CPU' backend", styles=("library_define",),
+          devices=CPU,
+          reason="vLLM's idiom registers a CUDA impl only: a CPU tensor (the interpreter's) finds no kernel for the op",
+          rewrite="register an impl for CPU as well (lib.impl(name, fn, \"CPU\")), or for CompositeExplicitAutograd"),
     Known(WRAP_TRITON_ERRORS, WRAP_TRITON_REFUSES, styles=HEURISTICS_OUTERMOST,
           reason="wrap_triton accepts a JITFunction or an Autotuner; a @triton.heuristics object outermost is "
                  "neither",
@@ -208,7 +249,8 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "large: nothing restores it between launches",
           rewrite="triton.autotune(..., restore_value=['y_ptr']) for every argument the kernel writes (or "
                   "reset_to_zero for accumulators), or autotune on copies"),
-    Known("", "", kind="mismatch", styles=("wrap_triton",), stages=("flop_count",),
+    Known("", "", kind="mismatch", styles=("wrap_triton", "wrapper_outside", "autograd_wrap_triton"),
+          stages=("flop_count",),
           reason="under FlopCounterMode a wrap_triton launch outside a triton_op is counted (0 FLOPs) and not run: the "
                  "output keeps whatever its memory held. Where such a cell passes, or fails only FlopsNotCounted, the "
                  "allocator handed back memory that held the right values from an earlier run of the same inputs",
@@ -275,20 +317,24 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "error (the op runs through AOTInductor's proxy executor; eager raises the op's layout assert). "
                  "Mechanism not investigated further.",
           rewrite="pass contiguous inputs to the package"),
-    Known("", "", kind="mismatch", section="fuzz", stages=("aoti_",),
+    Known("", "got NoneType", kind="mismatch", section="fuzz", styles=("library_define",), stages=("aoti_",),
+          reason="The AOTI package of a Library-defined op with its own CUDA impl (opaque, like a custom_op) returns "
+                 "None for a non-contiguous input: no output and no error; mechanism not investigated further.",
+          rewrite="pass contiguous inputs to the package"),
+    Known("", WRONG_VALUES, kind="mismatch", section="fuzz", stages=("aoti_",),
           reason="The launcher's layout check ran once, at trace time, on the contiguous example; the AOTI package "
                  "compiles the launch in and checks no input strides: it launches the kernel on the view's data "
                  "pointer and the kernel reads the storage with the layout it assumes: silent wrong values.",
           rewrite="call .contiguous() on the input inside the op or traced function before the launch (compiled in, "
                   "it costs nothing for contiguous inputs), or pass contiguous inputs to the package"),
-    Known("", "", kind="mismatch", section="fuzz", stages=("decompose_",), styles=TRITON_OP_STYLES,
+    Known("", WRONG_VALUES, kind="mismatch", section="fuzz", stages=("decompose_",), styles=TRITON_OP_STYLES,
           reason="The launcher's layout check ran once, at trace time, on the contiguous example; "
                  "decompose_custom_triton_ops=True replaces the op by its traced launch, which launches the kernel "
                  "on the view's data pointer, and the kernel reads the storage with the layout it assumes: silent "
                  "wrong values.",
           rewrite="keep the op (the default decompose_custom_triton_ops=False), or call .contiguous() inside the op "
                   "before the launch"),
-    *(Known("", "", kind="mismatch", section="fuzz", stages=(stage,), styles=RAW_LAUNCH,
+    *(Known("", WRONG_VALUES, kind="mismatch", section="fuzz", stages=(stage,), styles=RAW_LAUNCH,
             reason=f"The launcher's contiguity assert ran once, at trace time, on the contiguous example; the {graph} "
                    f"holds the raw launch{held}, which launches the kernel on the strided input's data pointer and the kernel "
                    "reads the storage as if it were contiguous: silent wrong values (the NaN stored around the view "

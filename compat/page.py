@@ -62,7 +62,7 @@ overflow-wrap:anywhere} aside#panel .cells{font:12px ui-monospace,monospace;over
 SCRIPT = r"""
 const DATA = JSON.parse(document.getElementById('data').textContent);
 const R = DATA.recommend, CAPS = Object.fromEntries(R.capabilities.map(c => [c.key, c]));
-const MEETS = 0, CONTIGUOUS_ONLY = 1, MISSES = 2;
+const MEETS = 0, UNFUZZED = 1, CONTIGUOUS_ONLY = 2, MISSES = 3;
 function needs(sel) {
   const fixed = {}, families = [];
   for (const k of sel) { for (const s of CAPS[k].stages) fixed[s] = k; for (const f of CAPS[k].families) families.push([f, k]); }
@@ -76,8 +76,9 @@ function needs(sel) {
 }
 function state(rec, layouts) {
   if (!rec || !rec.ran) return MISSES;
-  if (layouts) return rec.works === rec.ran && rec.fuzzed && rec.layouts_ok === rec.fuzzed ? MEETS : MISSES;
-  return rec.works === rec.ran ? MEETS : rec.contiguous === rec.ran ? CONTIGUOUS_ONLY : MISSES;
+  if (layouts) return rec.works === rec.ran && rec.fuzzed && rec.layouts_ok === rec.fuzzed && !rec.unfuzzed ? MEETS : MISSES;
+  if (rec.works === rec.ran) return rec.unfuzzed ? UNFUZZED : MEETS;
+  return rec.contiguous === rec.ran ? CONTIGUOUS_ONLY : MISSES;
 }
 function evaluate(sel) {
   const layouts = sel.some(k => CAPS[k].layouts), ranked = [];
@@ -99,7 +100,7 @@ function evaluate(sel) {
       const key = [level, missing.length];
       if (!best || key[0] < best.key[0] || (key[0] === best.key[0] && key[1] < best.key[1])) best = {key, mode, missing};
     }
-    const breadth = Object.values(entry.stages).filter(r => state(r, false) === MEETS).length;
+    const breadth = Object.values(entry.stages).filter(r => state(r, false) <= UNFUZZED).length;
     ranked.push({sort: [best.key[0], best.key[1], -breadth, order], style: entry.style, level: best.key[0],
                  mode: best.mode, missing: best.missing, kernels: entry.kernels});
   });
@@ -116,7 +117,9 @@ function answer() {
   const sel = [...document.querySelectorAll('#choose input:checked')].map(i => i.value), out = document.getElementById('answer');
   out.replaceChildren();
   if (!sel.length) { out.append(el('p', 'Tick what you need.')); return; }
-  const all = evaluate(sel), groups = [[MEETS, 'Does all of it, best first'], [CONTIGUOUS_ONLY, 'Does it for contiguous inputs only (the fuzz tests found wrong values on views)']];
+  const all = evaluate(sel), groups = [[MEETS, 'Does all of it, best first'],
+    [UNFUZZED, "Does it on the model's inputs; some of its cells not fuzzed yet"],
+    [CONTIGUOUS_ONLY, 'Does it for contiguous inputs only (the fuzz tests found wrong values on views)']];
   for (const [level, title] of groups) {
     const these = all.filter(a => a.level === level);
     out.append(el('h3', `${title}: ${these.length}`));
@@ -128,7 +131,7 @@ function answer() {
   }
   const close = all.filter(a => a.level === MISSES).slice(0, 5);
   out.append(el('h3', 'Closest otherwise: what each misses, and what to do instead'));
-  const ul = el('ul'); ul.className = 'level2';
+  const ul = el('ul'); ul.className = 'level' + MISSES;
   for (const a of close) { const li = el('li'); li.dataset.style = a.style; li.append(el('code', a.style)); li.append(': ' + missingText(a)); ul.append(li); }
   out.append(ul);
 }
@@ -232,13 +235,14 @@ def _goals_table(docs: Docs) -> list[str]:
         return ", ".join(f"<code>{_esc(a.style)}</code>" + (f" ({_esc(a.mode)} export)" if a.mode else "")
                          for a in answers)
 
-    out = ['<table class="plain goals"><thead><tr><th>goal</th><th>does all of it</th><th>for contiguous inputs only'
-           '</th><th>closest otherwise: what it misses</th></tr></thead><tbody>']
-    for question, full, contiguous, close in goals(docs.recommend):
+    out = ['<table class="plain goals"><thead><tr><th>goal</th><th>does all of it</th><th>on the model\'s inputs, '
+           "not fuzzed yet</th><th>for contiguous inputs only</th><th>closest otherwise: what it misses</th></tr>"
+           "</thead><tbody>"]
+    for question, full, unfuzzed, contiguous, close in goals(docs.recommend):
         near = "<br>".join(f"<code>{_esc(a.style)}</code>: {_esc(describe_missing(a).replace('`', ''))}"
                            for a in close)
         out.append(f"<tr><td>{_esc(question)}</td><td>{names(full) or '<b>none</b>'}</td>"
-                   f"<td>{names(contiguous) or '—'}</td><td>{near or '—'}</td></tr>")
+                   f"<td>{names(unfuzzed) or '—'}</td><td>{names(contiguous) or '—'}</td><td>{near or '—'}</td></tr>")
     return out + ["</tbody></table>"]
 
 

@@ -66,6 +66,7 @@ class StageRecord:
     ran: int = 0
     works: int = 0
     contiguous: int = 0  # cells that work, or whose fuzz tests failed only on a non-contiguous input
+    unfuzzed: int = 0  # cells that work on the model's inputs in a fuzzed stage whose fuzz test has not run
     fuzzed: int = 0  # cells with fuzz evidence
     layouts_ok: int = 0  # of those, cells that work and took every layout without refusing one
     rewrites: dict[str, int] = field(default_factory=dict)  # rewrite -> cells that name it
@@ -73,7 +74,8 @@ class StageRecord:
 
     def to_dict(self) -> dict[str, Any]:
         rewrite = max(self.rewrites, key=self.rewrites.get) if self.rewrites else ""
-        return {"ran": self.ran, "works": self.works, "contiguous": self.contiguous, "fuzzed": self.fuzzed,
+        return {"ran": self.ran, "works": self.works, "contiguous": self.contiguous, "unfuzzed": self.unfuzzed,
+                "fuzzed": self.fuzzed,
                 "layouts_ok": self.layouts_ok, "rewrite": rewrite, "failing": sorted(self.failing)}
 
 
@@ -107,6 +109,7 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
         kernels.setdefault(a["style"], set()).add(a["kernel"])
         rec.ran += 1
         rec.works += v.works
+        rec.unfuzzed += v.unfuzzed
         rec.contiguous += v.works or _views_only(v, fuzz.get(c["id"]))
         if c["id"] in fuzz:
             rec.fuzzed += 1
@@ -138,14 +141,16 @@ def _needs(selection: list[str]) -> list[tuple[str | None, dict[str, str]]]:
             for m in EXPORT_MODES]
 
 
-# How far an answer is from the selection, best first.
-MEETS, CONTIGUOUS_ONLY, MISSES = 0, 1, 2
+# How far an answer is from the selection, best first: meets it (fuzz tests included where the stage has them);
+# meets it on the model's inputs, some of its cells not fuzzed yet; meets it for contiguous inputs only (the fuzz
+# tests found views wrong); misses some of it.
+MEETS, UNFUZZED, CONTIGUOUS_ONLY, MISSES = 0, 1, 2, 3
 
 
 @dataclass
 class Answer:
     style: str
-    level: int  # MEETS, CONTIGUOUS_ONLY (meets it for contiguous inputs: the fuzz tests found views wrong), MISSES
+    level: int  # MEETS, UNFUZZED, CONTIGUOUS_ONLY or MISSES
     mode: str | None  # the export mode the answer goes through
     missing: list[dict[str, Any]]  # per stage that does not work: stage, capability, ran, works, rewrite, failing
     breadth: int  # stages where the style works in every cell: the tie-break, broader first
@@ -158,13 +163,15 @@ def _state(rec: dict[str, Any] | None, layouts: bool) -> int:
         return MISSES
     if layouts:
         return MEETS if rec["works"] == rec["ran"] and rec["fuzzed"] and rec["layouts_ok"] == rec["fuzzed"] \
-            else MISSES
-    return MEETS if rec["works"] == rec["ran"] else CONTIGUOUS_ONLY if rec["contiguous"] == rec["ran"] else MISSES
+            and not rec["unfuzzed"] else MISSES
+    if rec["works"] == rec["ran"]:
+        return UNFUZZED if rec["unfuzzed"] else MEETS
+    return CONTIGUOUS_ONLY if rec["contiguous"] == rec["ran"] else MISSES
 
 
 def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
-    """Every style for a selection of capability keys, best first: those that meet all of it (broadest first),
-    those that meet it for contiguous inputs only, then the others by how little they miss."""
+    """Every style for a selection of capability keys, best first: by level (MEETS, UNFUZZED, CONTIGUOUS_ONLY),
+    broadest first within one; then the others by how little they miss."""
     unknown = [k for k in selection if k not in BY_KEY]
     if unknown:
         raise ValueError(f"unknown capabilities {unknown}; known: {', '.join(BY_KEY)}")
@@ -188,7 +195,7 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
             key = (level, len(missing))
             if best is None or key < best[0]:
                 best = (key, mode, missing, list(needed))
-        breadth = sum(1 for rec in stages.values() if _state(rec, False) == MEETS)
+        breadth = sum(1 for rec in stages.values() if _state(rec, False) in (MEETS, UNFUZZED))
         (level, _), mode, missing, judged = best
         ranked.append(((level, len(missing), -breadth, order),
                        Answer(entry["style"], level, mode, missing, breadth, entry["kernels"], judged)))
@@ -209,31 +216,32 @@ def _names(answers: list[Answer]) -> str:
     return ", ".join(f"`{a.style}`" + (f" ({a.mode} export)" if a.mode else "") for a in answers)
 
 
-def goals(data: dict[str, Any]) -> list[tuple[str, list[Answer], list[Answer], list[Answer]]]:
-    """The common goals, each answered: (question, styles that do all of it best first, those that do it for
-    contiguous inputs only, and when neither exists the two closest)."""
+def goals(data: dict[str, Any]) -> list[tuple[str, list[Answer], list[Answer], list[Answer], list[Answer]]]:
+    """The common goals, each answered: (question, styles that do all of it best first, those that do it on the
+    model's inputs but are not fuzzed yet, those that do it for contiguous inputs only, and when none of these
+    exists the two closest)."""
     out = []
     for question, selection in GOALS:
         answers = evaluate(data, list(selection))
-        full = [a for a in answers if a.level == MEETS]
-        contiguous = [a for a in answers if a.level == CONTIGUOUS_ONLY]
-        close = [a for a in answers if a.level == MISSES][:2] if not full and not contiguous else []
-        out.append((question, full, contiguous, close))
+        levels = [[a for a in answers if a.level == level] for level in (MEETS, UNFUZZED, CONTIGUOUS_ONLY)]
+        close = [a for a in answers if a.level == MISSES][:2] if not any(levels) else []
+        out.append((question, *levels, close))
     return out
 
 
 INTRO = ("the styles whose every measured cell works in the stages it needs (every kernel the style applies to, every "
          "dtype). A cell the fuzz tests proved wrong on some inputs does not work; where they found it wrong only on "
-         "non-contiguous inputs, the style is listed as working for contiguous inputs only.")
+         "non-contiguous inputs, the style is listed as working for contiguous inputs only; a style some of whose "
+         "cells pass on the model's inputs but have not been fuzzed is listed apart.")
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
     out = ["## Which style should I use?", "", f"For each goal, on {data['device']}: {INTRO} The HTML page answers "
            "any combination.", "",
-           "| goal | does all of it | for contiguous inputs only | closest otherwise: what it misses |",
-           "|---|---|---|---|"]
-    for question, full, contiguous, close in goals(data):
+           "| goal | does all of it | on the model's inputs, not fuzzed yet | for contiguous inputs only | closest "
+           "otherwise: what it misses |", "|---|---|---|---|---|"]
+    for question, full, unfuzzed, contiguous, close in goals(data):
         near = "<br>".join(f"`{a.style}`: {describe_missing(a)}" for a in close)
-        out.append(f"| {question} | {_names(full) or '**none**'} | {_names(contiguous) or '—'} | "
-                   f"{near.replace('|', '/') or '—'} |")
+        out.append(f"| {question} | {_names(full) or '**none**'} | {_names(unfuzzed) or '—'} | "
+                   f"{_names(contiguous) or '—'} | {near.replace('|', '/') or '—'} |")
     return out + [""]

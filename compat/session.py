@@ -73,6 +73,12 @@ class Build:
     workdir: Path
 
 
+def cuda_error(outcome: Outcome) -> bool:
+    """A failure on a CUDA error. The error sticks to the process (the context is lost), so every later phase of a
+    shared child fails with it too: such a phase reruns alone before its outcome counts."""
+    return outcome.kind == "failed" and "CUDA error: " in (outcome.message or "")
+
+
 class RunSession:
     def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci",
                  known_examples: dict[str, list[str]] | None = None, launcher: Launcher | None = None):
@@ -135,12 +141,12 @@ class RunSession:
         return self._probed(cell) if stage.probe else self._built(cell)
 
     def _probed(self, cell: Cell) -> Outcome:
-        """A probe stage's outcome from the shared probe child; a phase that crashed or hung there (possibly because
-        of an earlier phase in the same process), or was never reached, runs again alone, so its outcome is its
-        own."""
+        """A probe stage's outcome from the shared probe child; a phase that crashed or hung there, or met a CUDA
+        error (possibly an earlier phase's, which sticks to the process), or was never reached, runs again alone, so
+        its outcome is its own."""
         result = self.probe(cell)
         shared = result.phases.get(cell.stage)
-        if shared is not None and shared.kind not in ("crashed", "timed_out"):
+        if shared is not None and shared.kind not in ("crashed", "timed_out") and not cuda_error(shared):
             return result.outcome(cell.stage, among=(cell.stage,))
         return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s,
                           name="alone").outcome(cell.stage)
@@ -202,8 +208,8 @@ class RunSession:
         result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
         shared, export = result.phases.get(cell.stage), result.phases.get("export")
         died = ("crashed", "timed_out")
-        if (shared is not None and shared.kind not in died) or (export is not None and export.kind not in
-                                                                  died + ("passed",)):
+        if (shared is not None and shared.kind not in died and not cuda_error(shared)) or (
+                export is not None and export.kind not in died + ("passed",) and not cuda_error(export)):
             return result.outcome(cell.stage, among=among)
         task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=self.fuzz_known(cell, [cell.stage]))
         return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(cell.stage, among=among)

@@ -200,21 +200,22 @@ def _input_grads(kernel: Kernel, grads) -> tuple:
     return tuple(next(grads) if isinstance(spec, Tensor) and spec.differentiable else None for spec in kernel.inputs)
 
 
-def _autograd_function(kernel: Kernel):
+def _autograd_function(kernel: Kernel, wrap: bool = False):
     bwd = kernel.backward
     meta = dict(kernel.meta)
+    launched = (lambda jit: wrap_triton(jit)) if wrap else (lambda jit: jit)
 
     class KernelFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
             tensors, ctx.others = _split(kernel, args)
             ctx.save_for_backward(*tensors)
-            return kernel.launch(kernel.jit, meta, *args)
+            return kernel.launch(launched(kernel.jit), meta, *args)
 
         @staticmethod
         def backward(ctx, *grads):
             args = _merge(kernel, list(ctx.saved_tensors), ctx.others)
-            return _input_grads(kernel, bwd.launch(bwd.jit, meta, *args, *grads))
+            return _input_grads(kernel, bwd.launch(launched(bwd.jit), meta, *args, *grads))
 
     def apply(*args):
         return KernelFunction.apply(*args)
@@ -253,6 +254,63 @@ def _register_autograd(kernel: Kernel):
 
     op.register_autograd(backward, setup_context=setup_context)
     return op
+
+
+# ---- registration and launch idioms of real projects ----
+
+_LIBRARIES: list = []  # a torch.library.Library removes its registrations when collected: kept for the process
+
+
+def _library_define(kernel: Kernel):
+    """vLLM's and SGLang's idiom: a FRAGMENT library, `define` with a schema, a CUDA `impl` launching the raw kernel,
+    and a fake."""
+    name = op_name(kernel, "library_define")
+    impl = _launcher(kernel, kernel.jit)
+    lib = torch.library.Library(OP_NAMESPACE, "FRAGMENT")
+    lib.define(name + torch.library.infer_schema(impl, mutates_args=kernel.mutates))
+    lib.impl(name, impl, "CUDA")
+    torch.library.register_fake(f"{OP_NAMESPACE}::{name}", kernel.with_defaults(kernel.reference), lib=lib)
+    _LIBRARIES.append(lib)
+    return getattr(getattr(torch.ops, OP_NAMESPACE), name).default
+
+
+def _named(kernel: Kernel, style: str, fn):
+    """`fn` under a name of its own, which a graph that calls it as a whole shows (allow_in_graph)."""
+    fn.__name__ = fn.__qualname__ = op_name(kernel, style)
+    return fn
+
+
+def _allow_in_graph(kernel: Kernel):
+    # unsloth's idiom: Dynamo puts the call in the graph without tracing into it.
+    return torch.compiler.allow_in_graph(_named(kernel, "allow_in_graph", _launcher(kernel, kernel.jit)))
+
+
+def _compiler_disable(kernel: Kernel):
+    # unsloth's other idiom: Dynamo runs the launcher eagerly, a graph break (an error under fullgraph=True).
+    return torch.compiler.disable(_launcher(kernel, kernel.jit))
+
+
+def _device_context(kernel: Kernel):
+    """flash-attention's and Liger-Kernel's idiom: the raw launch inside `with torch.cuda.device(x.device)`, so it
+    lands on the input's GPU (pytorch/pytorch#122768)."""
+    meta = dict(kernel.meta)
+    first = [i for i, spec in enumerate(kernel.inputs) if isinstance(spec, Tensor)][0]
+
+    def launch(*args):
+        with torch.cuda.device(args[first].device):
+            return kernel.launch(kernel.jit, meta, *args)
+
+    return kernel.with_defaults(launch)
+
+
+def _wrapper_outside(kernel: Kernel):
+    # The wrap_triton wrapper made once, when the op is built, and launched from inside (pytorch/pytorch#154365).
+    return _launcher(kernel, wrap_triton(kernel.jit))
+
+
+def _triton_op_no_wrap(kernel: Kernel):
+    # A triton_op whose body launches the raw kernel, without wrap_triton: tracing runs the body itself.
+    return _library_op(kernel, "triton_op_no_wrap", _launcher(kernel, kernel.jit))
 
 
 def _op_marker(style: str) -> Callable[[Kernel], str]:
@@ -301,6 +359,22 @@ STYLES: dict[str, Style] = {
         Style("register_autograd", "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
               _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward"}),
               custom_op=True),
+        Style("library_define", '`torch.library.Library(ns, "FRAGMENT")` with `define`, a CUDA `impl` launching the '
+                                "raw kernel, and `register_fake` (vLLM's idiom).", _library_define,
+              _op_marker("library_define"), custom_op=True),
+        Style("allow_in_graph", "The raw launcher wrapped in `torch.compiler.allow_in_graph` (unsloth's idiom).",
+              _allow_in_graph, lambda kernel: op_name(kernel, "allow_in_graph")),
+        Style("compiler_disable", "The raw launcher wrapped in `torch.compiler.disable`: Dynamo runs it eagerly, a "
+                                  "graph break.", _compiler_disable, _raw),
+        Style("device_context", "The raw launch inside `with torch.cuda.device(x.device):` (flash-attention, "
+                                "Liger-Kernel).", _device_context, _raw),
+        Style("autograd_wrap_triton", "`torch.autograd.Function` whose forward and backward launch through "
+                                      "`wrap_triton` (flash-attention's newer code).",
+              functools.partial(_autograd_function, wrap=True), _raw, needs=frozenset({"backward"})),
+        Style("wrapper_outside", "A `wrap_triton(kernel)` wrapper made once, outside the traced function, launched "
+                                 "inside it.", _wrapper_outside, _raw),
+        Style("triton_op_no_wrap", "`@triton_op` whose body launches the raw kernel, without `wrap_triton`.",
+              _triton_op_no_wrap, _op_marker("triton_op_no_wrap"), custom_op=True),
     )
 }
 

@@ -117,7 +117,9 @@ def _shared(**phases):
     from compat.launcher import ChildResult
     from compat.outcomes import Outcome
 
-    return ChildResult({name: Outcome(kind) for name, kind in phases.items()}, env={"pid": 1}, ready=True)
+    cuda = "CUDA error: an illegal memory access was encountered"  # "cuda_failed": a failure on a CUDA error
+    return ChildResult({name: Outcome("failed", "torch.AcceleratorError", cuda) if kind == "cuda_failed"
+                        else Outcome(kind) for name, kind in phases.items()}, env={"pid": 1}, ready=True)
 
 
 def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
@@ -134,6 +136,7 @@ def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
     (dict(eager="passed", compile_inductor="failed"), []),
     (dict(eager="passed", compile_inductor="crashed"), ["compile_inductor"]),  # perhaps an earlier phase's doing
     (dict(eager="timed_out"), ["compile_inductor"]),  # never reached
+    (dict(eager="passed", compile_inductor="cuda_failed"), ["compile_inductor"]),  # the context may be lost before
 ])
 def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path, monkeypatch, probe, reran):
     from compat.cells import Cell

@@ -102,6 +102,11 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     assert strided["register_autograd"].level == recommend.MISSES
     assert strided["register_autograd"].missing[0] == {"stage": "aoti_strict", "capability": "strided", "ran": 1,
                                                        "works": 1, "rewrite": "", "failing": [], "views": True}
+    # A pass whose fuzz test has not run is not ranked with the fuzzed ones.
+    d["fuzz"] = [f for f in d["fuzz"] if f["id"] != "silu-register_autograd-aoti_nonstrict-bfloat16-cuda"]
+    data = recommend.table(d, verdicts.of_doc(d))
+    assert [(a.style, a.level) for a in recommend.evaluate(data, ["export_nonstrict", "aoti"])] == [
+        ("register_autograd", recommend.UNFUZZED), ("triton_op", recommend.CONTIGUOUS_ONLY)]
 
 
 def test_unexpected_cells_are_marked_everywhere():
@@ -167,8 +172,8 @@ def test_the_committed_docs_never_show_a_fuzz_proven_wrong_cell_as_working(monke
     shown = {v.id: e.kind for r in docs.rows for s in docs.stages for e in r.entries(s) for v in e.verdicts}
     assert all(shown[cid] in ("wrong_some", "errors_some") for cid in wrong)
     style_of = {c["id"]: (c["axes"]["style"], c["axes"]["stage"], c["axes"]["device"]) for c in d["cells"]}
-    for question, full, contiguous, _ in recommend.goals(docs.recommend):
-        for answer in full + contiguous:  # a style listed as doing it has no fuzz-proven wrong cell it relies on
+    for question, full, unfuzzed, contiguous, _ in recommend.goals(docs.recommend):
+        for answer in full + unfuzzed + contiguous:  # a style listed as doing it has no fuzz-proven wrong cell it relies on
             relied = {(answer.style, stage, docs.recommend["device"]) for stage in answer.stages}
             proven = [cid for cid in wrong if style_of[cid] in relied and (
                 answer in full or d["fuzz"][0] and _example_layout(d, cid) == "contiguous")]

@@ -74,7 +74,9 @@ def graph_targets(graph_modules) -> list[str]:
             for node in module.graph.nodes:
                 if node.op == "call_function":
                     name = str(node.target)
-                    names.append(getattr(node.target, "__name__", name) if name.startswith("<built-in") else name)
+                    # A builtin or a plain function (allow_in_graph) by its name, without its memory address.
+                    names.append(getattr(node.target, "__name__", name) if name.startswith(("<built-in", "<function"))
+                                 else name)
                     # A mutating op appears as an argument of the HOP that functionalizes it (auto_functionalized).
                     names.extend(str(a) for a in node.args[:1] if isinstance(a, torch._ops.OpOverload))
     return names
