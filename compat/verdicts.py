@@ -27,7 +27,6 @@ VERDICTS: dict[str, tuple[str, str]] = {
 }
 REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
 UNFUZZED_MARK = "°"  # beside "pass": a stage the fuzz tests drive, whose fuzz test did not run in these results
-GOOD = ("passes",)
 ON_THE_MODEL = {"passed": "passes", "failed": "fails", "mismatch": "wrong", "crashed": "crashed",
                 "timed_out": "timed_out", "skipped": "skipped"}
 ON_SOME_INPUTS = {"mismatch": "wrong_some", "failed": "errors_some", "crashed": "errors_some",
@@ -44,7 +43,6 @@ class Verdict:
     refuses: tuple[str, ...] = ()  # layouts a passing cell refused clearly
     unfuzzed: bool = False  # a pass on the model's inputs only: its stage is fuzzed, but not in these results
     rewrite: str | None = None
-    cause: str | None = None  # one line that says what went wrong, for sentences
 
     @property
     def label(self) -> str:
@@ -53,7 +51,7 @@ class Verdict:
 
     @property
     def works(self) -> bool:
-        return self.kind in GOOD
+        return self.kind == "passes"
 
     @property
     def note(self) -> tuple:
@@ -127,7 +125,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     kind = ON_THE_MODEL[outcome.kind]
     evidence: list[tuple[str, str]] = []
     facts: list[tuple[str, str]] = []
-    rewrite, cause, refuses, unfuzzed = row.get("rewrite"), None, (), False
+    rewrite, refuses, unfuzzed = row.get("rewrite"), (), False
     if outcome.kind == "passed":
         worst = _worst_rel(outcome)
         facts.append(("on the model", "eager's values" + (f" (max rel err {worst:.3g})" if worst else "")))
@@ -139,15 +137,14 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             facts += own
             refuses = tuple((fuzz_outcome.detail.get("tally") or {}).get("refused") or ())
             if kind != "passes":
-                rewrite, cause = (fuzz.get("expected") or {}).get("rewrite"), _observed(fuzz_outcome)
+                rewrite = (fuzz.get("expected") or {}).get("rewrite")
         elif fuzzed_here:
             stage = STAGES.get(cell["axes"]["stage"])
             unfuzzed = bool(stage and stage.fuzzed)
             facts.append(("fuzz", "not fuzzed in these results: passes on the model's inputs only" if unfuzzed
                           else "not fuzzed: the stage checks FLOPs, schemas or gradients, not values"))
     elif outcome.kind != "skipped":
-        cause = _observed(outcome)
-        evidence.append(("observed", cause[:600]))
+        evidence.append(("observed", _observed(outcome)[:600]))
         evidence.append(("why", row.get("reason") or "no expectation recorded"))
         if rewrite:
             evidence.append(("instead", rewrite))
@@ -164,7 +161,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     if unexpected:
         evidence.append(("gate", "differs from its expectation: "
                          + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v)))
-    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, cause)
+    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite)
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:
