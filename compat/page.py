@@ -14,7 +14,7 @@ import re
 from collections import Counter
 
 from .recommend import INTRO, describe_missing, goals
-from .report import Docs, Entry, stage_group
+from .report import DTYPE, Docs, Entry, stage_group
 from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 
 CSS = """
@@ -176,8 +176,6 @@ def _stage_label(stage: str) -> str:
 
 
 def _entry(docs: Docs, e: Entry) -> str:
-    from .report import DTYPE
-
     cls = f"v {e.kind}" + (" unexpected" if e.unexpected else "")
     dtypes = f'<span class="dt">{_esc("/".join(DTYPE.get(d, d) for d in e.dtypes))}</span>' if e.dtypes else ""
     label = ("! " if e.unexpected else "") + e.label

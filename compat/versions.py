@@ -19,10 +19,11 @@ from packaging.version import Version
 
 from .errors import CompatError
 from .outcomes import Outcome
+from .verdicts import ON_SOME_INPUTS, of_doc
 
 DEVICES = ("cuda", "cpu", "cpu_interpret")
 GPU, CPU, DOCUMENTED = "GPU", "CPU", "documented"
-STATE_MARK = {"works": "✓", "partly": "◐", "fails": "✗", "wrong values": "≠"}  # in every font, emoji or not
+STATE_MARK = {"works": "✓", "partly": "◐", "fails": "✗", "fails on some inputs": "≠"}  # in every font, emoji or not
 
 # The tutorial's chart ("user-defined Triton kernels with torch.compile", ../shared/seeds/001): one claim per
 # capability for the three ways it names, and the stages that test it (on a GPU, where the tutorial runs).
@@ -51,14 +52,14 @@ class Entry:
     """One (style, stage, device) at one torch minor: how its cells ended, and how that is known."""
     passed: int = 0
     ran: int = 0
-    wrong: int = 0  # cells whose fuzz tests found wrong values
+    wrong: int = 0  # cells that pass on the model but whose fuzz tests found them wrong or raising (compat.verdicts)
     causes: set = field(default_factory=set)
     how: str = ""
 
     @property
     def state(self) -> str:
         if self.passed == self.ran:
-            return "wrong values" if self.wrong else "works"
+            return "fails on some inputs" if self.wrong else "works"
         return "partly" if self.passed else "fails"
 
 
@@ -74,7 +75,7 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[t
             raise CompatError(f"{seen[version, how]} and {path} are both torch {version} on a {how} host; give one "
                               f"run per version and host (compare Triton versions with `python -m compat diff`)")
         seen[version, how] = path
-        wrong = {f["id"] for f in doc.get("fuzz", []) if f["outcome"]["kind"] == "mismatch"}
+        wrong = {cid for cid, v in of_doc(doc).items() if v.kind in ON_SOME_INPUTS.values()}
         for c in doc["cells"]:
             o = c["outcome"]
             if o["kind"] == "skipped":
@@ -141,7 +142,7 @@ CHART_VIA = {"Supports training": {"triton_op": "register_autograd"},
 
 def chart_rows(table) -> list[tuple[str, str, str, str]]:
     """(capability, chart style and the matrix style measured, the chart's claim, what the GPU measured) where the
-    two disagree. A cell counts as working only when it passes and its fuzz tests found no wrong values."""
+    two disagree. A cell counts as working only when it passes and its fuzz tests found nothing wrong."""
     out = []
     for capability, stages, claims in CHART:
         for way, claim in claims.items():
@@ -154,7 +155,7 @@ def chart_rows(table) -> list[tuple[str, str, str, str]]:
             measured = ("Yes" if good == ran else "No" if good == 0 else
                         "In the majority of cases" if good * 2 > ran else "In some cases")
             detail = f"{measured}: {good} of {ran} cells work" + (
-                f" ({wrong} more pass on the model but give wrong values on some inputs)" if wrong else "")
+                f" ({wrong} more pass on the model but fail on some generated inputs)" if wrong else "")
             if measured != claim:
                 out.append((capability, f"{CHART_STYLES[way]} (`{style}`)", claim, detail))
     return out
@@ -167,7 +168,7 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
            + ", ".join(f"`{p}`" for p, _ in docs) + ".", "",
            "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
            "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ≠ passes on the model but the fuzz "
-           "tests found wrong values on some inputs. The letter says how it is known: G measured on a GPU, C "
+           "tests found wrong values or an error on some generated inputs. The letter says how it is known: G measured on a GPU, C "
            "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
            "with the same device.", ""]
     disagree = chart_rows(table)
@@ -216,12 +217,12 @@ def _code(text: str) -> str:
 def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
     table = collect(docs, expectations)
     esc = html.escape
-    cls = {"works": "works", "partly": "partly", "fails": "fails", "wrong values": "wrong"}
+    cls = {"works": "works", "partly": "partly", "fails": "fails", "fails on some inputs": "wrong"}
     letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
     out = [f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
            "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
            + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs) + ". ✓ works, ◐ partly, ✗ fails, ≠ wrong values "
-           "on some inputs (fuzz); G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
+           "or an error on some generated inputs (fuzz); G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
            "counts and causes.</p></header>"]
     disagree = chart_rows(table)
     if disagree:
@@ -244,7 +245,7 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
                 if e is None:
                     cells.append("<td></td>")
                     continue
-                title = f"{e.passed} of {e.ran} cells pass" + (f"; {e.wrong} wrong values (fuzz)" if e.wrong else "") \
+                title = f"{e.passed} of {e.ran} cells pass" + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "") \
                     + ("; " + "; ".join(sorted(e.causes)) if e.causes else "")
                 cells.append(f'<td class={cls[e.state]} title="{esc(title)}">{STATE_MARK[e.state]}'
                              f'<span class=how>{letter[e.how]}</span></td>')
