@@ -96,6 +96,10 @@ def why_not_applicable(cell: Cell) -> str | None:
         return f"the kernel declares the dtypes {', '.join(kernel.dtypes)}"
     if device.dtypes and cell.dtype not in device.dtypes:
         return f"{cell.device} runs {', '.join(device.dtypes)} only"
+    if stage.dtypes and cell.dtype not in stage.dtypes:
+        return f"the stage runs {', '.join(stage.dtypes)} only (compat.stages.ONE_DTYPE says why)"
+    if stage.devices and cell.device not in stage.devices:
+        return f"the stage applies to {', '.join(stage.devices)} only"
     if style.why_not(kernel):
         return style.why_not(kernel)
     if stage.custom_op_only and not style.custom_op:

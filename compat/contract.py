@@ -28,7 +28,9 @@ MISSING_FEATURE = {"backward": "the kernel declares no backward kernel",
                    "tunable": "the kernel declares no tunable constexprs (Tunable)",
                    "unary": "the style passes a tensor subclass through a one-tensor-in, one-tensor-out op",
                    "flops": "the kernel declares no FLOP formula",
-                   "dynamic": "the kernel declares no dynamic dimension"}
+                   "dynamic": "the kernel declares no dynamic dimension",
+                   "tunable_inplace": "the kernel is not tunable, or writes into no input whose pointer argument is "
+                                      "named `<input>_ptr` (what autotune's restore_value / reset_to_zero name)"}
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # names go into cell ids (kernel-style-stage-dtype-device) and op names
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 EMBEDDINGS = ("op", "sandwich")
@@ -259,8 +261,14 @@ class Kernel:
             return tuple(arg for a, arg in zip(self.inputs, args) if a.name in self.mutates)
         return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
+    def mutated_pointers(self) -> tuple[str, ...]:
+        """The kernel's pointer arguments of the inputs the op writes into, by the convention `<input>_ptr`."""
+        arg_names = getattr(self.jit, "arg_names", ())
+        return tuple(f"{m}_ptr" for m in self.mutates if f"{m}_ptr" in arg_names)
+
     def features(self) -> frozenset:
         have = {"backward": self.backward is not None, "tunable": self.tunable is not None,
+                "tunable_inplace": self.tunable is not None and bool(self.mutated_pointers()),
                 "unary": len(self.inputs) == 1 and len(self.outputs) == 1 and not self.mutates,
                 "dynamic": self.any_shape or any(d.dynamic for d in self.dims),
                 "flops": self.flops is not None}

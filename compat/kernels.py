@@ -298,6 +298,8 @@ def axpy_inplace_reference(x: TorchTensor, y: TorchTensor, alpha: float) -> None
 # Kernels that vary the op's signature or launch run the styles whose schema handling differs.
 SIGNATURE_STYLES = ("raw_jit", "triton_op", "custom_op")
 SIGNATURE_WHY = "it varies the op's signature or launch, which only the raw, triton_op and custom_op styles handle apart"
+# The in-place kernel with an output it overwrites whole also runs the autotune styles that name a written pointer.
+INPLACE_AUTOTUNE_STYLES = ("autotune_restore_value_triton_op", "autotune_reset_to_zero_triton_op")
 TUNING = Tunable({"BLOCK_SIZE": (256, 1024)}, key=("n_elements",), threshold=4096)
 ROWS = Dim("rows", example=8, checks=(1, 37, 1024), max=1024)  # as the write-up's batch
 
@@ -316,7 +318,8 @@ for _kernel in (
             "nothing.",
         jit=silu_kernel, launch=launch_silu_out, reference=silu_out_reference, embedding="sandwich",
         inputs=(Tensor("x"), Tensor("out")), outputs=(), mutates=("out",), meta=(("BLOCK_SIZE", 1024),),
-        styles=SIGNATURE_STYLES, styles_why=SIGNATURE_WHY,
+        tunable=TUNING, styles=SIGNATURE_STYLES + INPLACE_AUTOTUNE_STYLES,
+        styles_why=SIGNATURE_WHY + "; and the autotune styles that restore or zero the buffer it writes",
     ),
     Kernel(
         name="sigmoid_silu",

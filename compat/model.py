@@ -152,9 +152,14 @@ def label(point) -> str:
     return f"batch {point}" if isinstance(point, int) else ", ".join(f"{k}={v}" for k, v in point.items())
 
 
+def example(kernel: "Kernel"):
+    """The point export traces at: a batch, or dim sizes."""
+    return EXAMPLE_BATCH if batched(kernel) else example_point(kernel)
+
+
 def example_inputs(kernel: "Kernel", dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     """What export traces with."""
-    return inputs_at(kernel, EXAMPLE_BATCH if batched(kernel) else example_point(kernel), dtype, device)
+    return inputs_at(kernel, example(kernel), dtype, device)
 
 
 def dynamic_shapes(kernel: "Kernel", tops: dict[str, int] | None = None):

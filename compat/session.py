@@ -23,7 +23,7 @@ from filelock import FileLock
 
 from .atomic import write_atomic
 from .cells import DEVICES, Cell
-from .child.artifacts import PACKAGE, PROGRAM
+from .child.artifacts import LIBRARIES, PROGRAM
 from .environment import crash_remedy
 from .launcher import ChildResult, Launcher
 from .outcomes import Outcome
@@ -31,9 +31,13 @@ from .stages import BUILD_PHASES, FRESH_PHASES, STAGES
 
 BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
 FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
-# The fresh child of each family that loads its artifact in a process that did not build it: (task, argument, file).
-FRESH_TASKS = {"save_load": ("load_program", "program_path", PROGRAM),
-               "aoti": ("run_package", "package_path", PACKAGE)}
+# The fresh child of each family that loads its artifact in a process that did not build it: (task, its arguments
+# but the cell, given the build's work directory).
+FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
+    "save_load": lambda workdir: ("load_program", {"program_path": str(workdir / PROGRAM)}),
+    **{family: (lambda workdir, family=family: (
+        "run_library", {"family": family, "path": str(workdir / LIBRARIES[family][0])})) for family in LIBRARIES},
+}
 assert set(FRESH_TASKS) == set(FRESH_PHASES), "every family with fresh phases has the task that runs them"
 
 
@@ -87,7 +91,10 @@ class RunSession:
         self.profile = profile  # the Hypothesis profile of the fuzz tests
         self.known_examples = known_examples or {}  # per cell id: recorded falsifying examples, replayed every run
         cells = list(cells)
-        self.packages_wanted = {shared_group(c, "cells") for c in cells if STAGES[c.stage].packaged}
+        self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
+        for c in cells:
+            if STAGES[c.stage].packaged:
+                self.libraries_wanted.setdefault(shared_group(c, "cells"), set()).add(STAGES[c.stage].family)
         self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
         order = list(STAGES)
         for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
@@ -122,8 +129,9 @@ class RunSession:
     def build(self, cell: Cell) -> Build:
         key = shared_group(cell, "cells")
         workdir = self.run_dir / "artifacts" / key
+        libraries = sorted(self.libraries_wanted.get(key, ()), key=list(LIBRARIES).index)
         result = self._shared(key, cell, "build", {"mode": STAGES[cell.stage].export_mode, "workdir": str(workdir),
-                                                   "package": key in self.packages_wanted}, BUILD_TIMEOUT)
+                                                   "libraries": libraries}, BUILD_TIMEOUT)
         return Build(key, result, workdir)
 
     def probe(self, cell: Cell) -> ChildResult:
@@ -159,11 +167,13 @@ class RunSession:
         owned = ("export", *BUILD_PHASES[stage.family])
         outcome = build.result.outcome(owned[-1], among=owned)
         if outcome.kind == "passed" and stage.family in FRESH_TASKS:
-            task, argument, filename = FRESH_TASKS[stage.family]
-            fresh = self.child(cell, task, {argument: str(build.workdir / filename)}, stage.timeout_s)
-            detail = outcome.detail
+            task, args = FRESH_TASKS[stage.family](build.workdir)
+            fresh = self.child(cell, task, args, stage.timeout_s)
+            built = outcome.detail
             outcome = fresh.outcome(FRESH_PHASES[stage.family][-1])
-            outcome.detail.setdefault("compile_seconds", detail.get("compile_seconds"))
+            for key in ("compile_seconds", "deprecation"):  # what the build said of the library
+                if key in built:
+                    outcome.detail.setdefault(key, built[key])
         if "export" in build.result.phases:
             outcome.detail.setdefault("graph", build.result.phases["export"].detail.get("graph"))
         return self._blame_environment(cell, outcome) if stage.packaged else outcome
@@ -241,8 +251,10 @@ def build_counts(run_dir: Path) -> dict[str, Any]:
     artifacts = Path(run_dir) / "artifacts"
     records = {p.parent.name: json.loads(p.read_text()) for p in sorted(artifacts.glob("*/record.json"))}
     builds = [r for name, r in records.items() if name.startswith("build-")]
-    compiles = {name: r["phases"]["aoti_compile"]["detail"].get("compile_seconds")
-                for name, r in records.items() if name.startswith("build-") and "aoti_compile" in r["phases"]}
+    library_phases = [BUILD_PHASES[family][0] for family in LIBRARIES]  # "aoti_compile" and its variants
+    compiles = {name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"].get(
+        "compile_seconds") for name, r in records.items() if name.startswith("build-")
+        for phase in library_phases if phase in r["phases"]}
     canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
     launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "launchers").glob("*.json"))]
     return {"exports": sum("export" in b["phases"] for b in builds), "aoti_compiles": len(compiles),

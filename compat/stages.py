@@ -3,9 +3,9 @@
 A stage belongs to a family, which says where its work happens and which phases of that work are its own:
 - `probe`: a check on the model (`Stage.check`, in compat.child.checks). The probe stages of one (kernel, style,
   dtype, device) run as phases of one child.
-- `export`, `save_load`, `decompose`, `aoti`: made from one exported program per (kernel, style, export mode,
-  dtype, device). One build child exports and makes every artifact (`BUILD_PHASES`); the families that must also
-  load their artifact in a fresh process name those phases (`FRESH_PHASES`).
+- `export`, `save_load`, `decompose`, and the AOTI families (`PACKAGED`): made from one exported program per (kernel,
+  style, export mode, dtype, device). One build child exports and makes every artifact (`BUILD_PHASES`); the
+  families that must also load their artifact in a fresh process name those phases (`FRESH_PHASES`).
 The work itself is child-side code (compat.child); which child runs what is compat.session's.
 """
 
@@ -23,11 +23,15 @@ BUILD_PHASES: dict[str, tuple[str, ...]] = {
     "save_load": ("save_load",),
     "decompose": ("decompose", "decompose_triton_ops"),
     "aoti": ("aoti_compile",),
+    "aoti_max_autotune": ("aoti_max_autotune_compile",),
+    "aoti_legacy": ("aoti_legacy_compile",),
 }
+# The families whose artifact is an AOTInductor library: compiled only when one of their cells asks.
+PACKAGED = ("aoti", "aoti_max_autotune", "aoti_legacy")
 # The phases of a family's fresh child: its artifact loaded and run in a process that did not build it.
 FRESH_PHASES: dict[str, tuple[str, ...]] = {
     "save_load": ("load_fresh", "run_fresh"),
-    "aoti": ("aoti_load", "aoti_run"),
+    **{family: (f"{family}_load", f"{family}_run") for family in PACKAGED},
 }
 EXPORT_MODES = ("strict", "nonstrict")
 # The groups the documentation folds stages into (compat.report), in the order a reader meets them.
@@ -35,8 +39,11 @@ DOC_GROUPS: dict[str, tuple[str, ...]] = {
     "eager & compile": ("probe",),
     "export": ("export", "decompose"),
     "serialization": ("save_load",),
-    "AOTI": ("aoti",),
+    "AOTI": PACKAGED,
 }
+# Why the costliest stages run on one dtype: what they ask (does the wrapping survive this mode or API) does not
+# depend on it, and each of their cells is a whole Inductor or AOTI compile (with max-autotune, a benchmark too).
+ONE_DTYPE = ("float32",)
 
 
 @dataclass(frozen=True)
@@ -49,8 +56,11 @@ class Stage:
     export_mode: str | None = None  # "strict" / "nonstrict": the exported program an export-based stage uses
     custom_op_only: bool = False  # applies only to styles that register a torch.library op
     check: Callable | None = None  # probe stages: the check run in the probe child
-    fuzzed: bool = True  # the fuzz tests drive its artifact (not for checks of FLOPs, schemas or gradients)
+    not_fuzzed: str | None = None  # why the fuzz tests do not drive this stage's artifact; None: they do
     needs: frozenset = frozenset()  # Kernel.features() the stage needs (compat.cells says why, where missing)
+    dtypes: tuple[str, ...] | None = None  # None: every dtype; else the only ones it runs (ONE_DTYPE says why)
+    devices: tuple[str, ...] | None = None  # None: every device; else the only ones it applies to
+    doc_group: str | None = None  # its DOC_GROUPS group, where not its family's (a probe that exports)
 
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
@@ -64,13 +74,17 @@ class Stage:
         return self.family == "probe"
 
     @property
+    def fuzzed(self) -> bool:
+        return self.not_fuzzed is None
+
+    @property
     def group(self) -> str:
-        return next(g for g, families in DOC_GROUPS.items() if self.family in families)
+        return self.doc_group or next(g for g, families in DOC_GROUPS.items() if self.family in families)
 
     @property
     def packaged(self) -> bool:
-        """Needs the AOTI package of its exported program (the build compiles one only when such a cell asks)."""
-        return self.family == "aoti"
+        """Needs an AOTI library of its exported program (the build compiles one only when such a cell asks)."""
+        return self.family in PACKAGED
 
     @property
     def phases(self) -> tuple[str, ...]:
@@ -79,6 +93,9 @@ class Stage:
         if self.probe:
             return (self.name,)
         return ("export", *BUILD_PHASES[self.family], *FRESH_PHASES.get(self.family, ()))
+
+
+NOT_VALUES = "the stage checks FLOPs, schemas or gradients, not values"
 
 
 def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
@@ -92,6 +109,10 @@ def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
               export_mode=mode),
         Stage(f"aoti_{mode}", f"`aoti_compile_and_package` of the {mode} export, loaded and run in a fresh process.",
               "aoti", 300.0, export_mode=mode),
+        Stage(f"export_static_{mode}", f"`torch.export.export(strict={flag})` with no dynamic dimension, run at the "
+                                       f"example's shapes: told apart from export_{mode}, a failure that needs the "
+                                       f"dynamic batch.", "probe", 300.0, check=checks.export_static,
+              not_fuzzed="a static export takes the example's shapes only", doc_group="export"),
     )
 
 
@@ -102,9 +123,9 @@ STAGES: dict[str, Stage] = {
     for s in (
         Stage("eager", "The wrapped op inside the model, run eagerly.", "probe", 300.0, check=checks.eager),
         Stage("flop_count", "The model under `FlopCounterMode`: the op must still compute and its FLOPs be counted.",
-              "probe", 300.0, check=checks.flop_count, fuzzed=False),
+              "probe", 300.0, check=checks.flop_count, not_fuzzed=NOT_VALUES),
         Stage("opcheck", "`torch.library.opcheck` on the style's op (custom-op styles only).", "probe", 600.0,
-              check=checks.opcheck, custom_op_only=True, fuzzed=False),
+              check=checks.opcheck, custom_op_only=True, not_fuzzed=NOT_VALUES),
         *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
                                       f"the graph holds the kernel.", "probe", 600.0, check=checks.compile_model)
           for backend in ("eager", "aot_eager", "inductor")),
@@ -113,8 +134,27 @@ STAGES: dict[str, Stage] = {
               check=checks.compile_dynamic, needs=frozenset({"dynamic"})),
         Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
                                   "eager PyTorch's; a missing gradient fails.", "probe", 600.0,
-              check=checks.compile_backward, fuzzed=False),
+              check=checks.compile_backward, not_fuzzed=NOT_VALUES),
+        Stage("compile_cudagraphs", '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
+                                    "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
+                                    "must be recorded and replayed.", "probe", 600.0, check=checks.compile_cudagraphs,
+              devices=("cuda",)),
+        Stage("compile_max_autotune", '`torch.compile(mode="max-autotune", fullgraph=True)`: Inductor benchmarks its '
+                                      "own kernel choices, with CUDA graphs on a GPU.", "probe", 600.0,
+              check=checks.compile_model, dtypes=ONE_DTYPE),
+        Stage("compile_cpp_wrapper", "`torch.compile(fullgraph=True, options={'cpp_wrapper': True})`: Inductor's "
+                                     "wrapper generated as C++, as AOTI's is.", "probe", 600.0,
+              check=checks.compile_model, dtypes=ONE_DTYPE),
         *_export_stages("strict", "True"),
         *_export_stages("nonstrict", "False"),
+        # One export mode for each: non-strict, torch.export's default since 2.8.
+        Stage("aoti_max_autotune_nonstrict", "`aoti_compile_and_package` of the non-strict export with "
+                                             "`inductor_configs={'max_autotune': True}`, loaded and run in a fresh "
+                                             "process.", "aoti_max_autotune", 600.0, export_mode="nonstrict",
+              dtypes=ONE_DTYPE),
+        Stage("aoti_legacy_nonstrict", "The older pair `torch._inductor.aot_compile(ep.module(), ...)` + "
+                                       "`torch._export.aot_load` on the non-strict export (write-up 002), loaded and "
+                                       "run in a fresh process; a deprecation warning is recorded.", "aoti_legacy",
+              300.0, export_mode="nonstrict", dtypes=ONE_DTYPE),
     )
 }

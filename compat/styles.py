@@ -18,10 +18,20 @@ import triton
 from torch.library import triton_op, wrap_triton
 
 from .contract import MISSING_FEATURE, Kernel, Tensor
+from .errors import RegistryError
 from .kernels import KERNELS
 
 OP_NAMESPACE = "compat"
 RAW_MARKER = "triton_kernel_wrapper"  # the higher-order op Dynamo puts a traced raw launch into
+
+
+# The documentation groups styles by what they vary, in this order.
+FAMILIES = {
+    "registration": "how the op is registered with torch.library (or not at all)",
+    "launch idiom": "how a plain Python function launches the kernel",
+    "autotune & heuristics": "Triton's decorators that choose launch parameters, and what they are told",
+    "autograd": "how the kernel's gradient is attached",
+}
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,11 @@ class Style:
     custom_op: bool = False  # registers a torch.library op, so torch.library.opcheck applies
     cpu_kernel: bool = False  # has a CPU path, so it runs on the plain `cpu` device
     flop_formula: bool = False  # registers a FLOP formula, which flop_count then holds the count to
+    family: str = "registration"  # its FAMILIES group in the documentation
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise RegistryError(f"style {self.name!r}: family {self.family!r} is none of {', '.join(FAMILIES)}")
 
     def why_not(self, kernel: Kernel) -> str | None:
         """Why the style does not apply to the kernel, or None when it does."""
@@ -73,14 +88,17 @@ def _untuned_meta(kernel: Kernel) -> dict:
     return {k: v for k, v in kernel.meta if k not in kernel.tunable.choices}
 
 
-def _autotuned(jit, kernel: Kernel, over_tunables: bool = True):
+def _autotuned(jit, kernel: Kernel, over_tunables: bool = True, pre_hook=None, **autotune):
+    """`@triton.autotune` over the product of the tunables' choices (each config with `pre_hook`, if given), keyed on
+    the declared sizes; `autotune`: its other arguments (prune_configs_by, restore_value, reset_to_zero)."""
     tunable = kernel.tunable
     if over_tunables:
         names = list(tunable.choices)
-        configs = [triton.Config(dict(zip(names, values))) for values in itertools.product(*tunable.choices.values())]
+        configs = [triton.Config(dict(zip(names, values)), pre_hook=pre_hook)
+                   for values in itertools.product(*tunable.choices.values())]
     else:  # the tunables are someone else's to choose (a heuristic): autotune the warps
         configs = [triton.Config({}, num_warps=w) for w in (2, 4)]
-    return triton.autotune(configs=configs, key=list(tunable.key))(jit)
+    return triton.autotune(configs=configs, key=list(tunable.key), **autotune)(jit)
 
 
 def _heuristic(jit, kernel: Kernel):
@@ -92,6 +110,25 @@ def _heuristic(jit, kernel: Kernel):
         name: (lambda small, large: lambda args: small if args[size] <= tunable.threshold else large)(
             min(choices), max(choices))
         for name, choices in tunable.choices.items()})(jit)
+
+
+def _constant_heuristic(jit, kernel: Kernel):
+    """Each tunable constexpr: the kernel's own launch value (its largest choice where it declares none), whatever
+    the arguments: a heuristic that reads no size."""
+    own = dict(kernel.meta)
+    return triton.heuristics({
+        name: (lambda value: lambda args: value)(own.get(name, max(choices)))
+        for name, choices in kernel.tunable.choices.items()})(jit)
+
+
+def _keep_smaller_half(configs, named_args, **kwargs):
+    """An `early_config_prune`: the first half of the configs (the smaller blocks), as pruners drop configs that
+    do not fit."""
+    return configs[:max(1, len(configs) // 2)]
+
+
+def _no_op_pre_hook(nargs) -> None:
+    """A config `pre_hook` that changes nothing: torch refuses the hook itself, not what it does."""
 
 
 # ---- builders ----
@@ -180,6 +217,56 @@ def _heuristics_autotune_triton_op(kernel: Kernel):
     fn = _heuristic(_autotuned(kernel.jit, kernel, over_tunables=False), kernel)
     return _library_op(kernel, "heuristics_autotune_triton_op",
                        _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True))
+
+
+def _autotune_variant(style: str, options: Callable[[Kernel], dict]):
+    """A triton_op launching the kernel autotuned with `options(kernel)`, `_autotuned`'s extra arguments (they may
+    name the kernel's pointers)."""
+    def build(kernel: Kernel):
+        return _library_op(kernel, style, _launcher(kernel, _autotuned(kernel.jit, kernel, **options(kernel)),
+                                                    meta=_untuned_meta(kernel), wrap=True))
+
+    return build
+
+
+def _heuristics_constant_raw(kernel: Kernel):
+    return _launcher(kernel, _constant_heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel))
+
+
+def _heuristics_constant_triton_op(kernel: Kernel):
+    return _library_op(kernel, "heuristics_constant_triton_op",
+                       _launcher(kernel, _constant_heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel),
+                                 wrap=True))
+
+
+def _do_not_specialize_triton_op(kernel: Kernel):
+    # The kernel jitted anew with its size arguments (the autotune key) left unspecialised: no ==1 or %16 variant.
+    jit = triton.jit(kernel.jit.fn, do_not_specialize=list(kernel.tunable.key))
+    return _library_op(kernel, "do_not_specialize_triton_op", _launcher(kernel, jit, wrap=True))
+
+
+class _Warmed:
+    """The Triton fused-softmax tutorial's idiom: `kernel.warmup(...)` compiles the kernel once, at the first
+    launch's arguments, and the compiled kernel it returns is launched on a grid the caller computes, every argument
+    (the constexprs too) positional. Later launches reuse that one compiled kernel, its specialisations (sizes equal
+    to 1 or divisible by 16, pointer alignment) those of the first launch's arguments."""
+
+    def __init__(self, jit):
+        self.jit, self.compiled = jit, None
+
+    def __getitem__(self, grid):
+        def launch(*args, **meta):
+            fixed = tuple(grid(meta) if callable(grid) else grid)
+            fixed += (1,) * (3 - len(fixed))
+            if self.compiled is None:
+                self.compiled = self.jit.warmup(*args, grid=fixed, **meta)
+            self.compiled[fixed](*args, *(meta[name] for name in self.jit.arg_names[len(args):]))
+
+        return launch
+
+
+def _warmup_launch(kernel: Kernel):
+    return _launcher(kernel, _Warmed(kernel.jit))
 
 
 def _split(kernel: Kernel, args: tuple) -> tuple[list, list]:
@@ -324,9 +411,10 @@ def _raw(kernel: Kernel) -> str:
 STYLES: dict[str, Style] = {
     s.name: s
     for s in (
-        Style("raw_jit", "`kernel[grid](...)` launched from a plain Python function.", _raw_jit, _raw),
+        Style("raw_jit", "`kernel[grid](...)` launched from a plain Python function.", _raw_jit, _raw,
+              family="launch idiom"),
         Style("wrap_triton", "`torch.library.wrap_triton(kernel)[grid](...)` from a plain Python function, outside "
-                             "any op.", _wrap_triton, _raw),
+                             "any op.", _wrap_triton, _raw, family="launch idiom"),
         Style("triton_op", "`@torch.library.triton_op(...)` calling `torch.library.wrap_triton(kernel)[grid](...)`.",
               _triton_op, _op_marker("triton_op"), custom_op=True),
         Style("custom_op", "An opaque `@torch.library.custom_op` launching the raw kernel, with `register_fake` "
@@ -340,41 +428,84 @@ STYLES: dict[str, Style] = {
                                     "(`TwoTensor`), built inside the model.", _triton_op_subclass,
               _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True),
         Style("autotune_raw", "`@triton.autotune` over the kernel's tunable constexprs, keyed on its declared sizes, "
-                              "launched raw.", _autotune_raw, _raw, needs=frozenset({"tunable"})),
+                              "launched raw.", _autotune_raw, _raw, needs=frozenset({"tunable"}),
+              family="autotune & heuristics"),
         Style("autotune_triton_op", "The autotuned kernel through `triton_op` + `wrap_triton`.", _autotune_triton_op,
-              _op_marker("autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True),
-        Style("heuristics_raw", "`@triton.heuristics` choosing the tunable constexprs from a size (its first "
-                                "autotune key), launched raw.", _heuristics_raw, _raw, needs=frozenset({"tunable"})),
-        Style("heuristics_triton_op", "The heuristics-only kernel through `triton_op` + `wrap_triton`.",
-              _heuristics_triton_op, _op_marker("heuristics_triton_op"), needs=frozenset({"tunable"}),
-              custom_op=True),
+              _op_marker("autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
+              family="autotune & heuristics"),
+        Style("autotune_prune_triton_op", "`autotune_triton_op` with `prune_configs_by={'early_config_prune': ...}` "
+                                          "keeping the smaller half of the configs.",
+              _autotune_variant("autotune_prune_triton_op",
+                                lambda k: {"prune_configs_by": {"early_config_prune": _keep_smaller_half}}),
+              _op_marker("autotune_prune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
+              family="autotune & heuristics"),
+        Style("autotune_restore_value_triton_op", "`autotune_triton_op` with `restore_value=` the pointers the kernel "
+                                                  "writes into, so benchmarking leaves them as they were.",
+              _autotune_variant("autotune_restore_value_triton_op",
+                                lambda k: {"restore_value": list(k.mutated_pointers())}),
+              _op_marker("autotune_restore_value_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
+              family="autotune & heuristics"),
+        Style("autotune_reset_to_zero_triton_op", "`autotune_triton_op` with `reset_to_zero=` the pointers the kernel "
+                                                  "writes into: zeroed before every benchmark run and before the "
+                                                  "launch that counts.",
+              _autotune_variant("autotune_reset_to_zero_triton_op",
+                                lambda k: {"reset_to_zero": list(k.mutated_pointers())}),
+              _op_marker("autotune_reset_to_zero_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
+              family="autotune & heuristics"),
+        Style("autotune_pre_hook_triton_op", "`autotune_triton_op` whose `triton.Config`s carry a `pre_hook` (one "
+                                             "that changes nothing).",
+              _autotune_variant("autotune_pre_hook_triton_op", lambda k: {"pre_hook": _no_op_pre_hook}),
+              _op_marker("autotune_pre_hook_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
+              family="autotune & heuristics"),
+        Style("do_not_specialize_triton_op", "The kernel jitted with `do_not_specialize=` its size arguments (the "
+                                             "autotune key), through `triton_op` + `wrap_triton`.",
+              _do_not_specialize_triton_op, _op_marker("do_not_specialize_triton_op"), needs=frozenset({"tunable"}),
+              custom_op=True, family="autotune & heuristics"),
+        Style("heuristics_raw", "`@triton.heuristics` whose functions read a size (its first autotune key, against "
+                                "a threshold) to choose the tunable constexprs, launched raw.", _heuristics_raw, _raw,
+              needs=frozenset({"tunable"}), family="autotune & heuristics"),
+        Style("heuristics_triton_op", "The size-reading heuristics kernel of `heuristics_raw` through `triton_op` + "
+                                      "`wrap_triton`.", _heuristics_triton_op, _op_marker("heuristics_triton_op"),
+              needs=frozenset({"tunable"}), custom_op=True, family="autotune & heuristics"),
+        Style("heuristics_constant_raw", "`@triton.heuristics` whose functions return a constant (the kernel's own "
+                                         "launch value), reading no argument, launched raw.", _heuristics_constant_raw,
+              _raw, needs=frozenset({"tunable"}), family="autotune & heuristics"),
+        Style("heuristics_constant_triton_op", "The constant heuristics kernel of `heuristics_constant_raw` through "
+                                               "`triton_op` + `wrap_triton`.", _heuristics_constant_triton_op,
+              _op_marker("heuristics_constant_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
+              family="autotune & heuristics"),
         Style("autotune_heuristics_triton_op", "`@triton.autotune` (num_warps) over `@triton.heuristics` "
                                                "(the tunables), through `triton_op`.", _autotune_heuristics_triton_op,
-              _op_marker("autotune_heuristics_triton_op"), needs=frozenset({"tunable"}), custom_op=True),
+              _op_marker("autotune_heuristics_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
+              family="autotune & heuristics"),
         Style("heuristics_autotune_triton_op", "`@triton.heuristics` (the tunables) over `@triton.autotune` "
                                                "(num_warps), through `triton_op`.", _heuristics_autotune_triton_op,
-              _op_marker("heuristics_autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True),
+              _op_marker("heuristics_autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
+              family="autotune & heuristics"),
         Style("autograd_function", "`torch.autograd.Function` whose forward and backward launch raw kernels.",
-              _autograd_function, _raw, needs=frozenset({"backward"})),
+              _autograd_function, _raw, needs=frozenset({"backward"}), family="autograd"),
         Style("register_autograd", "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
               _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward"}),
-              custom_op=True),
+              custom_op=True, family="autograd"),
         Style("library_define", '`torch.library.Library(ns, "FRAGMENT")` with `define`, a CUDA `impl` launching the '
                                 "raw kernel, and `register_fake` (vLLM's idiom).", _library_define,
               _op_marker("library_define"), custom_op=True),
         Style("allow_in_graph", "The raw launcher wrapped in `torch.compiler.allow_in_graph` (unsloth's idiom).",
-              _allow_in_graph, lambda kernel: op_name(kernel, "allow_in_graph")),
+              _allow_in_graph, lambda kernel: op_name(kernel, "allow_in_graph"), family="launch idiom"),
         Style("compiler_disable", "The raw launcher wrapped in `torch.compiler.disable`: Dynamo runs it eagerly, a "
-                                  "graph break.", _compiler_disable, _raw),
+                                  "graph break.", _compiler_disable, _raw, family="launch idiom"),
         Style("device_context", "The raw launch inside `with torch.cuda.device(x.device):` (flash-attention, "
-                                "Liger-Kernel).", _device_context, _raw),
+                                "Liger-Kernel).", _device_context, _raw, family="launch idiom"),
         Style("autograd_wrap_triton", "`torch.autograd.Function` whose forward and backward launch through "
                                       "`wrap_triton` (flash-attention's newer code).",
-              functools.partial(_autograd_function, wrap=True), _raw, needs=frozenset({"backward"})),
+              functools.partial(_autograd_function, wrap=True), _raw, needs=frozenset({"backward"}), family="autograd"),
         Style("wrapper_outside", "A `wrap_triton(kernel)` wrapper made once, outside the traced function, launched "
-                                 "inside it.", _wrapper_outside, _raw),
+                                 "inside it.", _wrapper_outside, _raw, family="launch idiom"),
         Style("triton_op_no_wrap", "`@triton_op` whose body launches the raw kernel, without `wrap_triton`.",
               _triton_op_no_wrap, _op_marker("triton_op_no_wrap"), custom_op=True),
+        Style("warmup_launch", "The kernel compiled once by `.warmup(...)` at the first launch's arguments, and the "
+                               "compiled kernel launched on a computed grid (Triton's fused-softmax tutorial).",
+              _warmup_launch, _raw, family="launch idiom"),
     )
 }
 

@@ -142,7 +142,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             stage = STAGES.get(cell["axes"]["stage"])
             unfuzzed = bool(stage and stage.fuzzed)
             facts.append(("fuzz", "not fuzzed in these results: passes on the model's inputs only" if unfuzzed
-                          else "not fuzzed: the stage checks FLOPs, schemas or gradients, not values"))
+                          else f"not fuzzed: {stage.not_fuzzed}" if stage else "not fuzzed"))
     elif outcome.kind != "skipped":
         evidence.append(("observed", _observed(outcome)[:600]))
         evidence.append(("why", row.get("reason") or "no expectation recorded"))

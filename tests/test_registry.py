@@ -57,6 +57,9 @@ def test_unknown_names_list_the_valid_ones():
 
 def test_export_based_stages_name_their_export_mode():
     for stage in STAGES.values():
-        assert (stage.export_mode is not None) == stage.name.endswith(("_strict", "_nonstrict"))
+        if stage.export_mode is not None:
+            assert stage.name.endswith(f"_{stage.export_mode}")
+        elif stage.name.endswith(("_strict", "_nonstrict")):  # a probe that exports (export_static_*) in its own way
+            assert stage.probe and stage.group == "export"
         assert stage.packaged == stage.name.startswith("aoti_")
         assert stage.probe == (stage.export_mode is None)

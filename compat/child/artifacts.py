@@ -1,17 +1,21 @@
 """What each export-based family makes from one exported program: the one table the matrix's build and the fuzz
 tests share. Each maker returns (name, callable) pairs: the artifacts a stage of that family runs.
 
-The AOTI family is two steps, compile and load, because the matrix loads its package in a fresh process.
+Each AOTI family (`LIBRARIES`) is two steps, compile and load, because the matrix loads its library in a fresh
+process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import RegistryError
-from ..stages import BUILD_PHASES
+from ..stages import BUILD_PHASES, PACKAGED
 
 Artifacts = list[tuple[str, Callable]]
 PROGRAM, PACKAGE = "program.pt2", "package.pt2"  # file names in the work directory of the child that makes them
@@ -41,18 +45,39 @@ def decomposed(ep, workdir: Path) -> Artifacts:
     return [(name, make().module()) for name, make in decompositions(ep)]
 
 
-def compile_package(ep, package_path: str) -> dict[str, Any]:
+def compile_package(ep, package_path: str, inductor_configs: dict | None = None) -> dict[str, Any]:
     """`aoti_compile_and_package`, with the run's detected CPU ISAs; returns how long it took."""
     import torch
 
+    def make():
+        torch._inductor.aoti_compile_and_package(ep, package_path=package_path, inductor_configs=inductor_configs)
+
+    return _compile(make)
+
+
+def compile_legacy(ep, library_path: str) -> dict[str, Any]:
+    """The older API, as write-up 002 calls it: `torch._inductor.aot_compile` of the exported program's module, at
+    its example inputs, to a shared library; records any deprecation it announces."""
+    import torch
+
+    def make():
+        with deprecations() as said:
+            torch._inductor.aot_compile(ep.module(), ep.example_inputs[0],
+                                        options={"aot_inductor.output_path": library_path})
+        return {"deprecation": said} if said else {}
+
+    return _compile(make)
+
+
+def _compile(make: Callable[[], dict | None]) -> dict[str, Any]:
     from . import toolchain
 
     start = time.monotonic()
     isa = toolchain.apply()
     waited = round(time.monotonic() - start, 1)
     start = time.monotonic()
-    torch._inductor.aoti_compile_and_package(ep, package_path=package_path)
-    return {"compile_seconds": round(time.monotonic() - start, 1), "isa": isa, "isa_wait_seconds": waited}
+    said = make() or {}
+    return {"compile_seconds": round(time.monotonic() - start, 1), "isa": isa, "isa_wait_seconds": waited, **said}
 
 
 def load_package(package_path: str):
@@ -66,18 +91,74 @@ def load_package(package_path: str):
     return torch._inductor.aoti_load_package(package_path)
 
 
-def packaged(ep, workdir: Path) -> Artifacts:
+def load_legacy(library_path: str, device: str):
+    """`torch._export.aot_load`: (the runner, any deprecation it announced)."""
+    import torch
+
+    with deprecations() as said:
+        runner = torch._export.aot_load(library_path, device)
+    return runner, said
+
+
+@contextlib.contextmanager
+def deprecations():
+    """Deprecation notices said while inside, as warnings or as torch's log lines (torch._export logs its own)."""
+    said: list[str] = []
+
+    class Listen(logging.Handler):
+        def emit(self, record):
+            if "deprecat" in record.getMessage().lower():
+                said.append(record.getMessage())
+
+    handler, logger = Listen(), logging.getLogger("torch")
+    logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield said
+    finally:
+        logger.removeHandler(handler)
+    said += [f"{w.category.__name__}: {w.message}" for w in caught
+             if issubclass(w.category, (DeprecationWarning, FutureWarning)) or "deprecat" in str(w.message).lower()]
+
+
+# The AOTI families' libraries: (file name in the build's work directory, how it is compiled, how it is loaded).
+LIBRARIES: dict[str, tuple[str, Callable, Callable]] = {
+    "aoti": (PACKAGE, compile_package, lambda path, device: (load_package(path), [])),
+    "aoti_max_autotune": ("package_max_autotune.pt2",
+                          lambda ep, path: compile_package(ep, path, {"max_autotune": True}),
+                          lambda path, device: (load_package(path), [])),
+    "aoti_legacy": ("legacy.so", compile_legacy, load_legacy),
+}
+if set(LIBRARIES) != set(PACKAGED):
+    raise RegistryError(f"AOTI families without a library: {sorted(set(LIBRARIES) ^ set(PACKAGED))}")
+
+
+def library(family: str, device: str) -> Callable[[Any, Path], Artifacts]:
     """Compiled and loaded in this process (the fuzz tests'; the matrix loads in a fresh one)."""
-    path = str(workdir / PACKAGE)
-    compile_package(ep, path)
-    return [("package", load_package(path))]
+    filename, make, load = LIBRARIES[family]
+
+    def made(ep, workdir: Path) -> Artifacts:
+        path = str(workdir / filename)
+        make(ep, path)
+        return [(Path(filename).stem, load(path, device)[0])]
+
+    return made
 
 
 MAKERS: dict[str, Callable[[Any, Path], Artifacts]] = {
     "export": module,
     "save_load": saved,
     "decompose": decomposed,
-    "aoti": packaged,
 }
-if set(MAKERS) != set(BUILD_PHASES):  # a new export-based family must say what it makes, never fall into another
-    raise RegistryError(f"export-based families without a maker: {sorted(set(BUILD_PHASES) ^ set(MAKERS))}")
+
+
+def maker(family: str, device: str) -> Callable[[Any, Path], Artifacts]:
+    """What a family makes from an exported program, on a torch device (an AOTI library loads for one)."""
+    return library(family, device) if family in PACKAGED else MAKERS[family]
+
+
+
+if set(MAKERS) | set(PACKAGED) != set(BUILD_PHASES):  # a new family must say what it makes, never fall into another
+    raise RegistryError(f"export-based families without a maker: "
+                        f"{sorted(set(BUILD_PHASES) ^ (set(MAKERS) | set(PACKAGED)))}")

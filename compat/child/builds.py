@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .. import model as workload
 from ..outcomes import Outcome
+from ..stages import BUILD_PHASES, FRESH_PHASES
 from . import artifacts
 from .checks import check_batches, graph_targets, missing_node, models
 
@@ -17,9 +18,9 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 
-def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, package: bool) -> None:
-    """Export once, then everything made from that exported program. Each is a phase; the stages read the phases
-    their family owns."""
+def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: list[str]) -> None:
+    """Export once, then everything made from that exported program, with the AOTI `libraries` (families) its
+    cells asked for. Each is a phase; the stages read the phases their family owns."""
     import torch
 
     from ..kernels import KERNELS
@@ -41,7 +42,7 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, package: bo
         return
     ep, reference, where = holder["ep"], holder["reference"], Path(workdir)
     ((_, module),) = artifacts.module(ep, where)
-    journal.run("module_run", lambda: check_batches(module, reference, cell))
+    journal.run("module_run", lambda: check_batches(module, reference, cell, inference_mode=True))
     journal.run("save_load", lambda: check_batches(artifacts.saved(ep, where)[0][1], reference, cell))
     for name, make in artifacts.decompositions(ep):
         def decompose(make=make) -> Outcome:
@@ -52,9 +53,10 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, package: bo
                 decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))})
 
         journal.run(name, decompose)
-    if package:
-        journal.run("aoti_compile", lambda: Outcome(
-            "passed", detail=artifacts.compile_package(ep, str(where / artifacts.PACKAGE))))
+    for family in libraries:
+        filename, compile_library, _ = artifacts.LIBRARIES[family]
+        journal.run(BUILD_PHASES[family][0], lambda: Outcome(
+            "passed", detail=compile_library(ep, str(where / filename))))
 
 
 def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
@@ -69,16 +71,23 @@ def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
         return Outcome("passed")
 
     if journal.run("load_fresh", load).kind == "passed":
-        journal.run("run_fresh", lambda: check_batches(holder["ep"].module(), holder["reference"], cell))
+        journal.run("run_fresh", lambda: check_batches(holder["ep"].module(), holder["reference"], cell,
+                                                       inference_mode=True))
 
 
-def run_package(journal: "Journal", cell: "Cell", package_path: str) -> None:
+def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> None:
+    """An AOTI family's library loaded and run in a fresh process."""
+    from .. import model as workload
+
     holder = {}
+    load_phase, run_phase = FRESH_PHASES[family]
 
     def load() -> Outcome:
         _, holder["reference"] = models(cell)
-        holder["runner"] = artifacts.load_package(package_path)
-        return Outcome("passed")
+        holder["runner"], said = artifacts.LIBRARIES[family][2](path, workload.torch_device(cell.device))
+        holder["detail"] = {"deprecation": said} if said else {}
+        return Outcome("passed", detail=dict(holder["detail"]))
 
-    if journal.run("aoti_load", load).kind == "passed":
-        journal.run("aoti_run", lambda: check_batches(holder["runner"], holder["reference"], cell))
+    if journal.run(load_phase, load).kind == "passed":
+        journal.run(run_phase, lambda: check_batches(holder["runner"], holder["reference"], cell,
+                                                     detail=holder["detail"], inference_mode=True))

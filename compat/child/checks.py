@@ -47,17 +47,36 @@ def compare_outputs(got, want, label: str) -> list[dict]:
     return [numerics.compare(g, w, f"{label}, output {i}") for i, (g, w) in enumerate(zip(got, want))]
 
 
-def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None) -> Outcome:
+def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
+                  inference_mode: bool = False) -> Outcome:
     """`fn` against the reference at every check point (the kernel's own unless `points`), each side on inputs
-    of its own (an op may write into them)."""
+    of its own (an op may write into them), under `torch.no_grad()`; with `inference_mode`, then again under
+    `torch.inference_mode()` (a deployed model's usual mode, whose tensors refuse some in-place and view ops)."""
     import torch
 
+    result = _compare_at(fn, reference, cell, points, detail, torch.no_grad)
+    if not inference_mode or result.kind != "passed":
+        return result
+    try:
+        again = _compare_at(fn, reference, cell, points, detail, torch.inference_mode)
+    except Exception as exc:  # noqa: BLE001 - under no_grad it ran: this failure is the mode's, said so
+        again = outcomes.from_exception(exc)
+    if again.kind != "passed":
+        again.message = f"{INFERENCE_MODE}: {again.message or ''}"
+        again.detail["grad_mode"] = "inference_mode"
+    return again
+
+
+INFERENCE_MODE = "under torch.inference_mode(), where torch.no_grad() passes"
+
+
+def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_mode) -> Outcome:
     comparisons = []
-    with torch.no_grad():
+    with grad_mode():
         for point in points or check_points(cell):
             comparisons += compare_outputs(fn(*inputs(cell, point)), reference(*inputs(cell, point)),
                                            workload.label(point))
-    return outcomes.from_comparisons(comparisons, detail)
+    return outcomes.from_comparisons(comparisons, dict(detail or {}))
 
 
 def graph_targets(graph_modules) -> list[str]:
@@ -173,13 +192,16 @@ def opcheck(c: "Cell") -> Outcome:
     return Outcome("passed", detail={"opcheck": {k: str(v) for k, v in torch.library.opcheck(op, args).items()}})
 
 
-def _compiled(model, backend: str, **kwargs):
+def _compiled(model, backend: str, mode: str | None = None, options: dict | None = None, dynamic: bool | None = None):
+    """`torch.compile(fullgraph=True)` through a counting backend; for inductor, the backend `torch.compile` itself
+    makes of a mode and options (so `mode="max-autotune"` means what it means to a user)."""
     import torch
     from torch._dynamo.testing import CompileCounterWithBackend
 
     torch._dynamo.reset()
-    counter = CompileCounterWithBackend(backend)
-    return torch.compile(model, backend=counter, fullgraph=True, **kwargs), counter
+    counter = CompileCounterWithBackend(
+        torch._TorchCompileInductorWrapper(mode, options, dynamic) if backend == "inductor" else backend)
+    return torch.compile(model, backend=counter, fullgraph=True, dynamic=dynamic), counter
 
 
 def proof(c: "Cell", counter, result: Outcome) -> Outcome:
@@ -191,20 +213,75 @@ def proof(c: "Cell", counter, result: Outcome) -> Outcome:
     return missing_node(c, targets) or result
 
 
-# How each compile stage calls torch.compile: (backend, options). The fuzz tests compile the op the same way.
-COMPILERS = {"compile_eager": ("eager", {}), "compile_aot_eager": ("aot_eager", {}),
-             "compile_inductor": ("inductor", {}), "compile_dynamic": ("inductor", {"dynamic": True})}
+# How each compile stage calls torch.compile: `_compiled`'s arguments. The fuzz tests compile the op the same way.
+COMPILERS = {"compile_eager": {"backend": "eager"}, "compile_aot_eager": {"backend": "aot_eager"},
+             "compile_inductor": {"backend": "inductor"},
+             "compile_dynamic": {"backend": "inductor", "dynamic": True},
+             "compile_cudagraphs": {"backend": "inductor", "mode": "reduce-overhead"},
+             "compile_max_autotune": {"backend": "inductor", "mode": "max-autotune"},
+             "compile_cpp_wrapper": {"backend": "inductor", "options": {"cpp_wrapper": True}}}
 
 
 def compiled_for(stage: str, model):
-    backend, options = COMPILERS[stage]
-    return _compiled(model, backend, **options)
+    return _compiled(model, **COMPILERS[stage])
 
 
 def compile_model(c: "Cell") -> Outcome:
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
     return proof(c, counter, check_batches(compiled, reference, c))
+
+
+def compile_cudagraphs(c: "Cell") -> Outcome:
+    """CUDA graphs (cudagraph trees): each batch runs three times, warm-up, record, replay, each output compared before
+    the next run overwrites it. `triton.cudagraph_or_error` turns a skipped graph into an error naming why; the
+    counts of captures and replays prove the graph ran."""
+    import torch
+    from torch._inductor import config
+
+    model, reference = models(c)
+    compiled, counter = compiled_for(c.stage, model)
+    counts = {"captures": 0, "replays": 0}
+    graph_class = torch.cuda.CUDAGraph
+    capture_begin, replay = graph_class.capture_begin, graph_class.replay
+
+    def counted(name, method):
+        def call(self, *args, **kwargs):
+            counts[name] += 1
+            return method(self, *args, **kwargs)
+        return call
+
+    graph_class.capture_begin, graph_class.replay = counted("captures", capture_begin), counted("replays", replay)
+    comparisons = []
+    try:
+        with config.patch({"triton.cudagraph_or_error": True}), torch.no_grad():
+            for point in check_points(c):
+                for run in ("warm-up", "record", "replay"):  # compared at once: the next run may overwrite it
+                    comparisons += compare_outputs(compiled(*inputs(c, point)), reference(*inputs(c, point)),
+                                                   f"{workload.label(point)}, {run}")
+    finally:
+        graph_class.capture_begin, graph_class.replay = capture_begin, replay
+    result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
+    if result.kind == "passed" and not (counts["captures"] and counts["replays"]):
+        missing = "recorded" if not counts["captures"] else "replayed"
+        return Outcome("failed", "NoCudaGraph", f"no CUDA graph was {missing} ({counts['captures']} captures, "
+                                                f"{counts['replays']} replays)", detail=result.detail)
+    return result
+
+
+def export_static(c: "Cell") -> Outcome:
+    """Export with no dynamic dimension, run at the example's shapes (the only ones a static program takes)."""
+    import torch
+
+    from ..kernels import KERNELS
+
+    kernel = KERNELS[c.kernel]
+    model, reference = models(c)
+    ep = torch.export.export(model, workload.example_inputs(kernel, c.dtype, c.device),
+                             strict=c.stage.endswith("_strict"))
+    targets = graph_targets([ep.graph_module])
+    return missing_node(c, targets) or check_batches(ep.module(), reference, c, points=[workload.example(kernel)],
+                                                     detail={"graph": sorted(set(targets))}, inference_mode=True)
 
 
 def compile_dynamic(c: "Cell") -> Outcome:

@@ -195,7 +195,7 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
     import torch
 
     from ..kernels import KERNELS
-    from ..model import dynamic_shapes, op_dynamic_shapes
+    from ..model import dynamic_shapes, op_dynamic_shapes, torch_device
     from ..stages import STAGES
     from ..strategies import Example, dim_tops, dynamic_max, materialize_inputs
     from .checks import graph_targets, missing_node
@@ -228,7 +228,7 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
     for stage in stages:
         def fuzz_stage(stage=stage) -> Outcome:
             start = time.monotonic()
-            made = artifacts.MAKERS[STAGES[stage].family](holder["ep"], workdir)
+            made = artifacts.maker(STAGES[stage].family, torch_device(cell.device))(holder["ep"], workdir)
             made_in = round(time.monotonic() - start, 1)
             result = fuzz(dataclasses.replace(cell, stage=stage), made, holder["reference"], True, profile, example,
                           known.get(stage, []))

@@ -45,10 +45,10 @@ def probe(journal: Journal, cell: str, stages: list[str]) -> None:
 
 
 @task("build")
-def build(journal: Journal, cell: str, mode: str, workdir: str, package: bool) -> None:
+def build(journal: Journal, cell: str, mode: str, workdir: str, libraries: list[str]) -> None:
     from . import builds
 
-    builds.build(journal, _cell(cell), mode, workdir, package)
+    builds.build(journal, _cell(cell), mode, workdir, libraries)
 
 
 @task("load_program")
@@ -58,11 +58,11 @@ def load_program(journal: Journal, cell: str, program_path: str) -> None:
     builds.load_program(journal, _cell(cell), program_path)
 
 
-@task("run_package")
-def run_package(journal: Journal, cell: str, package_path: str) -> None:
+@task("run_library")
+def run_library(journal: Journal, cell: str, family: str, path: str) -> None:
     from . import builds
 
-    builds.run_package(journal, _cell(cell), package_path)
+    builds.run_library(journal, _cell(cell), family, path)
 
 
 @task("fuzz_probe")
