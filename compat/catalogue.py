@@ -65,18 +65,91 @@ HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristic
                    "heuristics_autotune_triton_op")
 
 TRITON_OP_STYLES = ("triton_op", "triton_op_cpu_fallback", "triton_op_flops", "triton_op_subclass", "autotune_triton_op",
-               "heuristics_triton_op", "autotune_heuristics_triton_op", "heuristics_autotune_triton_op",
-               "register_autograd")  # the styles whose op is a triton_op: its launch can be traced into the graph
+               "autotune_prune_triton_op", "autotune_restore_value_triton_op", "autotune_reset_to_zero_triton_op",
+               "do_not_specialize_triton_op", "heuristics_triton_op", "autotune_heuristics_triton_op",
+               "heuristics_autotune_triton_op", "register_autograd")  # the styles whose op is a triton_op: its launch can be traced into the graph
 WRONG_VALUES = r"element\(s\)"  # a fuzz mismatch that computed wrong values (not one that returned nothing)
 # Launched outside any op, so an exported graph holds the launch itself.
 RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autograd_function", "device_context",
-              "autograd_wrap_triton", "wrapper_outside")
-HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_autotune_triton_op")
+              "autograd_wrap_triton", "wrapper_outside", "heuristics_constant_raw")
+HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_constant_triton_op", "heuristics_autotune_triton_op")
 EXPORTED = ("export_", "save_load_", "decompose_", "aoti_")  # the stages made from an exported program
 HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export with a Dim range on one side of the "
                      "threshold, or let autotune choose at run time")
 
 KNOWN: list[Known] = [  # the first entry that explains an observation wins: narrow entries first
+    # --- modes, APIs and autotune arguments of issue 16 (measured on the H100, torch 2.11 / triton 3.6) ---
+    Known("RuntimeError", r"skipping cudagraphs due to mutated inputs", stages=("compile_cudagraphs",),
+          reason="the op writes into an input of the compiled graph (axpy_inplace's y); CUDA graph trees record no "
+                 "graph for a function that mutates an input it does not own, and say why: an error under "
+                 "triton.cudagraph_or_error, a silent run without a graph by default (mode='reduce-overhead' then "
+                 "gains nothing)",
+          rewrite="write into a buffer the graph owns (a module buffer or parameter) or return a new tensor; or "
+                  "accept the fallback"),
+    Known(WRAP_TRITON_ERRORS, r"pre_hook and post_hook are not supported in triton\.Autotune or triton\.Config",
+          styles=("autotune_pre_hook_triton_op",),
+          reason="torch's Triton capture (Dynamo, export, opcheck's traced tests) refuses an Autotuner whose configs "
+                 "carry a pre_hook: it cannot run a Python hook inside a graph. Eager runs the hook",
+          rewrite="drop the hook: restore_value / reset_to_zero for what hooks usually reset, or do the work in the "
+                  "launcher before the launch", source="torch/_higher_order_ops/triton_kernel_wrap.py"),
+    Known("", "", kind="mismatch", kernels=("axpy_inplace",), styles=("autotune_reset_to_zero_triton_op",),
+          reason="reset_to_zero zeroes y before the benchmark launches and again before the launch that counts; "
+                 "axpy adds into y, so y's own value is lost (y comes back alpha * x) wherever the Autotuner runs at "
+                 "call time: eager, an exported module run in Python, Inductor's compiled graph. The AOTI packages "
+                 "and compile_dynamic measured right; their mechanism was not investigated",
+          rewrite="restore_value=['y_ptr'] for a buffer the kernel reads and writes; reset_to_zero only for outputs "
+                  "that start from zero (atomic accumulators)"),
+    Known("", "", kind="mismatch", styles=("warmup_launch",), stages=("eager", "flop_count"),
+          reason="warmup() compiled the kernel at the first launch's arguments, whose size was 1 (axpy's n, matmul's "
+                 "M); Triton specialises an integer argument equal to 1 into the compiled code, so the kernel reused "
+                 "for later sizes computes one element (row): wrong values. A first launch whose sizes are not 1 "
+                 "passes here; other specialisations (divisibility by 16, pointer alignment) are baked in the same "
+                 "way",
+          rewrite="launch kernel[grid](...) (Triton compiles per specialisation), or jit the kernel with "
+                  "do_not_specialize= its size arguments before warmup"),
+    Known(DYNAMO_UNSUPPORTED, r"Unsupported method call", styles=("warmup_launch",),
+          reason="Dynamo recognises the JITFunction but not the warmup idiom around it: it cannot trace the kernel's "
+                 "attributes (here arg_names), warmup() or the CompiledKernel launch, and fullgraph=True and strict "
+                 "export refuse the graph break",
+          rewrite=f"launch kernel[grid](...) directly; {TRITON_OP_REWRITE}"),
+    Known("TypeError", r"Pointer argument must be either uint64 or have data_ptr method", styles=("warmup_launch",),
+          reason="non-strict export runs the launcher on FakeTensors; the warmed-up CompiledKernel's launcher takes "
+                 "their pointers and refuses them (with a dynamic batch it fails earlier, on a fake data_ptr())",
+          rewrite=TRITON_OP_REWRITE),
+    Known("TypeError", r"'NoneType' object is not subscriptable", styles=("warmup_launch",), devices=INTERPRETER,
+          reason="under TRITON_INTERPRET=1 warmup() compiles nothing and returns None, so launching the compiled "
+                 "kernel fails", rewrite="none under the interpreter: launch kernel[grid](...) there"),
+    Known(DYNAMO_UNSUPPORTED, r"Unresolved GetAttrVariable comparison|ConstantVariable\(str:", styles=("warmup_launch",),
+          devices=INTERPRETER,
+          reason="Dynamo traces into the interpreter's warmup() and stops on Python it cannot model",
+          rewrite="none under the interpreter: compile on a GPU"),
+    Known("RuntimeError", r"run_func_\( container_handle_", styles=("custom_op", "library_define"),
+          stages=("aoti_legacy_",),
+          reason="an opaque op (a custom_op or a Library impl, which AOTInductor calls back through its proxy "
+                 "executor) in a library made by torch._inductor.aot_compile and loaded by torch._export.aot_load: "
+                 "the model call fails. The package API (aoti_compile_and_package + aoti_load_package) runs the "
+                 "same op; the mechanism was not investigated",
+          rewrite="torch._inductor.aoti_compile_and_package + aoti_load_package, as torch's deprecation notice says"),
+    Known("", "", kind="mismatch", styles=("custom_op", "library_define"), stages=("aoti_legacy_",),
+          reason="an opaque op in a library made by torch._inductor.aot_compile and loaded by torch._export.aot_load "
+                 "returns None, or leaves its output unwritten, without an error; the package API runs the same op "
+                 "right. Mechanism not investigated",
+          rewrite="torch._inductor.aoti_compile_and_package + aoti_load_package, as torch's deprecation notice says"),
+    Known(r"torch\.fx\.experimental\.symbolic_shapes\.GuardOnDataDependentSymNode", r"data-dependent expression u\d+",
+          styles=("triton_op_subclass",), stages=("export_static_strict",),
+          reason="the strict static export's module returns a tensor whose size is an unbacked symbol: the subclass "
+                 "built inside forward leaks a traced size through flat_apply, and reading the output's shape (to "
+                 "compare it) fails. With a dynamic batch the same leak returns a symbolic (s, 128) shape instead",
+          rewrite="pass the subclass in as an input"),
+    Known("RuntimeError", r"CUDA driver error: invalid argument", kernels=("silu_tma",), styles=("raw_jit",),
+          stages=("compile_cpp_wrapper",),
+          reason="Inductor's C++ wrapper launches the raw host-TMA kernel and the driver rejects the launch's "
+                 "arguments (the Python wrapper runs it); the descriptor's passing was not investigated",
+          rewrite="keep host-TMA kernels out of cpp_wrapper and AOTI until upstream supports them"),
+    Known("RuntimeError", r"aoti_torch_call_dispatcher\(", styles=("library_define",), devices=CPU,
+          reason="the C++ wrapper calls the op through the dispatcher, which finds no CPU kernel: vLLM's idiom "
+                 "registers a CUDA impl only",
+          rewrite="register an impl for CPU as well (lib.impl(name, fn, \"CPU\")), or for CompositeExplicitAutograd"),
     # --- launch idioms of real projects that keep the raw launch out of torch's Triton capture, on any device ---
     # (measured on the H100, torch 2.11 / triton 3.6, and under the interpreter, torch 2.13 / triton 3.7.1)
     Known(WRAP_TRITON_ERRORS, DATA_PTR, styles=("allow_in_graph",),
@@ -88,7 +161,8 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="opcheck's test_aot_dispatch_dynamic traces the triton_op's body, whose raw launch is not captured "
                  "(no wrap_triton): it reads a FakeTensor's data_ptr(), or in some runs launches on an address that "
                  "is not the data and the kernel faults (an illegal memory access; which comes first varies from run "
-                 "to run, the fault's mechanism not investigated)",
+                 "to run, and so does the type the fault surfaces as, RuntimeError or torch.AcceleratorError; the "
+                 "fault's mechanism not investigated)",
           rewrite="launch through torch.library.wrap_triton(kernel)[grid](...) inside the triton_op"),
     Known(WRAP_TRITON_ERRORS, DATA_PTR, styles=("triton_op_no_wrap",),
           reason="tracing runs a triton_op's body, and only launches through wrap_triton are captured; the raw launch "
@@ -244,7 +318,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "on an internal assertion, not with `Constraints violated`", rewrite=HEURISTIC_REWRITE),
     Known("", "", kind="mismatch", kernels=("axpy_inplace",),
           styles=("autotune_raw", "autotune_triton_op", "autotune_heuristics_triton_op",
-                  "heuristics_autotune_triton_op"),
+                  "heuristics_autotune_triton_op", "autotune_prune_triton_op", "autotune_pre_hook_triton_op"),
           reason="@triton.autotune benchmarks each config by launching it on the real arguments; an in-place kernel "
                  "(y += alpha * x) then adds into y once per benchmarked launch, and y comes back many times too "
                  "large: nothing restores it between launches",
@@ -261,9 +335,11 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="the @triton.heuristics choice reads n_elements, so the dynamic graph is guarded to one side of the "
                  "threshold and a larger batch recompiles", rewrite="make heuristics depend on static sizes only"),
     Known("TypeError", r"unhashable type: non-nested SymInt", styles=("autotune_raw",),
-          stages=("export_nonstrict", "save_load_nonstrict", "decompose_nonstrict", "aoti_nonstrict"),
-          reason="non-strict export runs the raw autotuned launch with a symbolic n_elements, and Autotuner hashes its "
-                 "key before launching", rewrite=TRITON_OP_REWRITE),
+          stages=("export_nonstrict", "save_load_nonstrict", "decompose_nonstrict", "aoti_nonstrict",
+                  "aoti_max_autotune_nonstrict", "aoti_legacy_nonstrict"),
+          reason="non-strict export with a dynamic batch runs the raw autotuned launch with a symbolic n_elements, and "
+                 "Autotuner hashes its key before launching (a static export, export_static_nonstrict, fails on the "
+                 "fake data_ptr() instead)", rewrite=TRITON_OP_REWRITE),
     Known("RuntimeError", r"We found a fake tensor in the exported program constant's list",
           styles=("triton_op_subclass",),
           reason="non-strict export of a wrapper subclass built inside forward lifts it as a constant that is still a "
@@ -275,7 +351,8 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="the strict export's module returns a tensor of symbolic shape (s, 128): the subclass built inside "
                  "forward leaks a FakeTensor through flat_apply", rewrite="pass the subclass in as an input"),
     Known("", "", kind="mismatch", kernels=("silu_tma",), styles=("triton_op",),
-          stages=("compile_aot_eager", "compile_inductor", "compile_dynamic", "compile_backward", "aoti_"),
+          stages=("compile_aot_eager", "compile_inductor", "compile_dynamic", "compile_backward", "compile_cudagraphs",
+                  "compile_max_autotune", "compile_cpp_wrapper", "aoti_"),
           reason="host-TMA descriptors made inside a triton_op: once AOTAutograd functionalizes the op (aot_eager, "
                  "Inductor, AOTI) the output comes back wrong, by the output's own scale; eager and backend=eager "
                  "are right. Upstream reworks host TMA in triton_op / wrap_triton after 2.14.1",

@@ -102,12 +102,13 @@ def load_legacy(library_path: str, device: str):
 
 @contextlib.contextmanager
 def deprecations():
-    """Deprecation notices said while inside, as warnings or as torch's log lines (torch._export logs its own)."""
+    """The AOTI API's deprecation notices said while inside, as warnings or as torch's log lines (torch._export logs
+    its own)."""
     said: list[str] = []
 
     class Listen(logging.Handler):
         def emit(self, record):
-            if "deprecat" in record.getMessage().lower():
+            if "deprecat" in record.getMessage().lower() and "aot_" in record.getMessage():
                 said.append(record.getMessage())
 
     handler, logger = Listen(), logging.getLogger("torch")
@@ -118,8 +119,9 @@ def deprecations():
             yield said
     finally:
         logger.removeHandler(handler)
-    said += [f"{w.category.__name__}: {w.message}" for w in caught
-             if issubclass(w.category, (DeprecationWarning, FutureWarning)) or "deprecat" in str(w.message).lower()]
+    # The API's own notices only (they name it), not other deprecations met on the way (pytree's, say).
+    said += [f"{w.category.__name__}: {w.message}" for w in caught if "aot_" in str(w.message)
+             and (issubclass(w.category, (DeprecationWarning, FutureWarning)) or "deprecat" in str(w.message).lower())]
 
 
 # The AOTI families' libraries: (file name in the build's work directory, how it is compiled, how it is loaded).
