@@ -390,6 +390,13 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
     # The fuzz tests' findings (section "fuzz"): a cell that passes on the model gives wrong values on a generated
     # input. Observed on the H100 for silu, sigmoid_silu, silu_out, silu_mul and rms_norm; each launcher checks its
     # input layout (a contiguity assert, or rows contiguous) in Python, which tracing runs once, on the example.
+    Known("RuntimeError", r"aoti_torch_call_dispatcher\(", section="fuzz", stages=("compile_cpp_wrapper",),
+          reason="Inductor's C++ wrapper calls an opaque op through aoti_torch_call_dispatcher; when the op raises (its "
+                 "launcher's contiguity assert on a strided view) the wrapper reports only that the dispatcher call "
+                 "failed: the op's own message is lost, so the refusal no longer says why (measured under the "
+                 "interpreter, torch 2.13)",
+          rewrite="check input layouts before calling the compiled function, or compile without cpp_wrapper while "
+                  "debugging"),
     Known("", "got NoneType", kind="mismatch", section="fuzz", styles=("custom_op",), stages=("aoti_",),
           reason="The AOTI package of an opaque custom_op returns None for a non-contiguous input: no output and no "
                  "error (the op runs through AOTInductor's proxy executor; eager raises the op's layout assert). "

@@ -14,7 +14,8 @@ import re
 from collections import Counter
 
 from .recommend import INTRO, describe_missing, goals
-from .report import DTYPE, Docs, Entry, stage_group
+from .report import DTYPE, Docs, Entry, stage_group, style_family
+from .styles import FAMILIES, STYLES
 from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 
 CSS = """
@@ -22,6 +23,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color
 header,section{padding:0 24px} h1{font-size:22px;margin:16px 0 6px} h2{font-size:18px;margin:26px 0 8px}
 h3{font-size:15px;margin:14px 0 6px} .meta{color:#4a5568;margin:2px 0;max-width:1400px}
 code{font-family:ui-monospace,monospace;font-size:12px;background:rgba(0,0,0,.05);padding:0 3px}
+tr.family th{text-align:left;background:#eef2f7;font-weight:600;font-size:12px;padding:4px 6px}
 nav a{margin-right:12px}
 .wrap{overflow:auto;max-height:78vh;border:1px solid #cbd2dc;max-width:100%}
 table.grid{border-collapse:separate;border-spacing:0}
@@ -209,7 +211,12 @@ def _grid(docs: Docs, kernel: str) -> list[str]:
     head2 = [f'<th class="g-{_slug(stage_group(s))}">{_stage_label(s)}</th>' for s in docs.stages]
     out = [f'<div class="wrap"><table class="grid" data-kernel="{_esc(kernel)}"><thead>'
            f'<tr class="groups">{"".join(head1)}</tr><tr class="stages">{"".join(head2)}</tr></thead><tbody>']
+    width = 1 + len(docs.stages) + len(docs.groups)
+    family = None
     for r in rows:
+        if style_family(r.style) != family:
+            family = style_family(r.style)
+            out.append(f'<tr class="family"><th class="row" colspan="{width}">{_esc(family)}</th></tr>')
         cells = []
         for g in docs.groups:
             for s in (s for s in docs.stages if stage_group(s) == g):
@@ -226,6 +233,23 @@ def _grid(docs: Docs, kernel: str) -> list[str]:
                      + "</li>")
     out.append(f'<details class="words"><summary>In words</summary><ul>{"".join(words)}</ul></details>')
     return out
+
+
+def _code(text: str) -> str:
+    """Escaped, with Markdown's `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _esc(text))
+
+
+def _style_lines(docs: Docs) -> list[str]:
+    out, family = [f"<h3>Styles by family, on {_esc(docs.recommend['device'])}</h3>"], None
+    for line in docs.style_lines():
+        if line.family != family:
+            out += (["</ul>"] if family else []) + [f'<h4>{_esc(line.family)}</h4><p class="meta">'
+                                                    f"{_esc(FAMILIES.get(line.family, ''))}</p><ul class=\"styles\">"]
+            family = line.family
+        doc = STYLES[line.style].doc if line.style in STYLES else ""
+        out.append(f"<li><code>{_esc(line.style)}</code>: {_code(doc)} {_esc(line.text())}</li>")
+    return out + (["</ul>"] if family else [])
 
 
 def _goals_table(docs: Docs) -> list[str]:
@@ -290,7 +314,7 @@ def html_page(doc: dict, source: str) -> str:
            f'<section id="which"><h2>Which style should I use?</h2><p class="meta">Tick what you need; on '
            f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
            f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
-           "<h3>Common goals</h3>", *_goals_table(docs)]
+           "<h3>Common goals</h3>", *_goals_table(docs), *_style_lines(docs)]
     chart = docs.chart()
     if chart:
         out += ["<h3>What the tutorial's chart claims, where this run measured otherwise</h3>",

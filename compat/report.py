@@ -16,6 +16,7 @@ from .cells import registries
 from .recommend import markdown as recommend_markdown
 from .recommend import table as recommend_table
 from .stages import DOC_GROUPS, STAGES
+from .styles import FAMILIES, STYLES
 from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS, Verdict, of_doc
 
 KIND_LABEL = {"passed": "passes", "failed": "fails", "mismatch": "mismatch", "crashed": "crashed",
@@ -119,6 +120,41 @@ def stage_group(stage: str) -> str:
     return STAGES[stage].group if stage in STAGES else "other"
 
 
+def style_family(style: str) -> str:
+    return STYLES[style].family if style in STYLES else "other"  # a style an older results file still names
+
+
+def _family_order(style: str) -> tuple[int, int]:
+    families, styles = list(FAMILIES), list(STYLES)
+    family = style_family(style)
+    return (families.index(family) if family in families else len(families),
+            styles.index(style) if style in styles else len(styles))
+
+
+@dataclass
+class StyleLine:
+    """One style over every kernel it ran on one device: where it works, where only for some kernels (named), where
+    it fails, and the rewrite its failures name most."""
+    style: str
+    family: str
+    works: list[str]
+    partly: list[tuple[str, list[str]]]  # (stage, the kernels where it does not work)
+    fails: list[str]
+    instead: str | None
+
+    def text(self) -> str:
+        parts = []
+        if self.works:
+            parts.append(f"works in {', '.join(self.works)}")
+        if self.partly:
+            parts.append("works except for some kernels in " + "; ".join(
+                f"{stage} (not {', '.join(kernels)})" for stage, kernels in self.partly))
+        if self.fails:
+            parts.append(f"does not work in {', '.join(self.fails)}")
+        text = "; ".join(parts) + "."
+        return text + (f" Instead: {self.instead}." if self.instead and (self.fails or self.partly) else "")
+
+
 @dataclass
 class Entry:
     """What one grid cell shows: a verdict shared by the dtypes named (None: every dtype of the row)."""
@@ -198,7 +234,7 @@ class Docs:
             folded = rows.setdefault((r.kernel, r.style, r.device), Folded(r.kernel, r.style, r.device))
             for stage, c in r.cells.items():
                 folded.cells.setdefault(stage, []).append((r.dtype, self.verdicts[c.id]))
-        self.rows = list(rows.values())
+        self.rows = sorted(rows.values(), key=lambda r: _family_order(r.style))  # stable: kernels keep their order
         self.kernels = self.matrix.kernels
         self.recommend = recommend_table(doc, self.verdicts)
         # One note per distinct body of evidence, numbered in table order: an entry's note lists each dtype's
@@ -226,6 +262,29 @@ class Docs:
                         for v in e.verdicts:
                             blocks.setdefault(v.note, []).append(v)
         return [(cells, note) for note, cells in self._blocks[key].items()]
+
+    def style_lines(self) -> list[StyleLine]:
+        """Per style, on the device the recommendation answers for: its stages summed over kernels and dtypes."""
+        device = self.recommend["device"]
+        lines = []
+        for style in sorted({r.style for r in self.rows if r.device == device}, key=_family_order):
+            rows = [r for r in self.rows if r.style == style and r.device == device]
+            works, partly, fails, rewrites = [], [], [], Counter()
+            for stage in self.stages:
+                ran = [(r.kernel, v) for r in rows for _, v in r.cells.get(stage, []) if v.kind != "skipped"]
+                if not ran:
+                    continue
+                bad = sorted({k for k, v in ran if not v.works})
+                rewrites.update(v.rewrite for _, v in ran if not v.works and v.rewrite)
+                if not bad:
+                    works.append(stage)
+                elif len(bad) < len({k for k, _ in ran}):
+                    partly.append((stage, bad))
+                else:
+                    fails.append(stage)
+            lines.append(StyleLine(style, style_family(style), works, partly, fails,
+                                   rewrites.most_common(1)[0][0] if rewrites else None))
+        return lines
 
     def fuzz_line(self) -> str | None:
         return fuzz_headline(self.doc) if self.doc.get("fuzz") else None
@@ -272,11 +331,26 @@ def markdown(doc: dict[str, Any], source: str) -> str:
         out += ["### What the tutorial's chart claims, where this run measured otherwise", "",
                 "| capability | way | the chart says | measured |", "|---|---|---|---|"]
         out += [f"| {c} | {w} | {claim} | {m} |" for c, w, claim, m in chart] + [""]
+    out += [f"## Styles by family, on {docs.recommend['device']}", "",
+            "Each style over every kernel it applies to; a stage where it works for some kernels only names the "
+            "others.", ""]
+    family = None
+    for line in docs.style_lines():
+        if line.family != family:
+            family = line.family
+            out += ["", f"### {family}", "", f"_{FAMILIES.get(family, 'styles of older results')}._", ""]
+        doc = STYLES[line.style].doc if line.style in STYLES else ""
+        out.append(f"- `{line.style}`: {_md(doc)} {_md(line.text())}")
+    out.append("")
     for kernel in docs.kernels:
         rows = [r for r in docs.rows if r.kernel == kernel]
         out += [f"## `{kernel}`", "", "| style · device | " + " | ".join(
             f"{stage_group(s)}: `{s}`" for s in docs.stages) + " |", "|---" * (len(docs.stages) + 1) + "|"]
+        family = None
         for r in rows:
+            if style_family(r.style) != family:
+                family = style_family(r.style)
+                out.append(f"| **{family}** |" + " |" * len(docs.stages))
             cells = ["<br>".join(_md_entry(docs, e) for e in r.entries(s)) for s in docs.stages]
             out.append(f"| `{r.style}` · {r.device} | " + " | ".join(cells) + " |")
         out += ["", "In words:", ""]

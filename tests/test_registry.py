@@ -63,3 +63,33 @@ def test_export_based_stages_name_their_export_mode():
             assert stage.probe and stage.group == "export"
         assert stage.packaged == stage.name.startswith("aoti_")
         assert stage.probe == (stage.export_mode is None)
+
+
+def test_a_style_names_a_documented_family():
+    from compat.styles import FAMILIES, Style
+
+    assert {s.family for s in STYLES.values()} <= set(FAMILIES)
+    with pytest.raises(RegistryError, match=r"style 'x': family 'misc' is none of registration"):
+        Style("x", "doc", lambda k: None, lambda k: "x", family="misc")
+
+
+def test_a_stage_narrowed_to_dtypes_or_devices_says_so_instead_of_skipping():
+    from compat.cells import why_not_applicable
+    from compat.stages import ONE_DTYPE
+
+    assert STAGES["compile_max_autotune"].dtypes == ONE_DTYPE
+    assert "runs float32 only" in why_not_applicable(Cell("silu", "triton_op", "compile_max_autotune", "float16", "cuda"))
+    assert why_not_applicable(Cell("silu", "triton_op", "compile_max_autotune", "float32", "cuda")) is None
+    assert "applies to cuda only" in why_not_applicable(
+        Cell("silu", "triton_op", "compile_cudagraphs", "float32", "cpu_interpret"))
+    assert STAGES["aoti_legacy_nonstrict"].packaged and STAGES["aoti_legacy_nonstrict"].group == "AOTI"
+    assert STAGES["export_static_strict"].group == "export" and not STAGES["export_static_strict"].fuzzed
+
+
+def test_autotune_styles_that_name_written_pointers_apply_to_in_place_kernels_only():
+    assert KERNELS["axpy_inplace"].mutated_pointers() == ("y_ptr",)
+    assert KERNELS["silu_out"].mutated_pointers() == ("out_ptr",)
+    assert KERNELS["silu"].mutated_pointers() == ()
+    style = STYLES["autotune_restore_value_triton_op"]
+    assert style.applies_to(KERNELS["axpy_inplace"]) and not style.applies_to(KERNELS["silu"])
+    assert "restore_value" in style.why_not(KERNELS["silu"])

@@ -226,3 +226,22 @@ def test_a_pass_whose_fuzz_test_did_not_run_says_so():
     assert ("fuzz", "not fuzzed in these results: passes on the model's inputs only") in found[unfuzzed["id"]].facts
     # Results without any fuzz tests make no claim either way.
     assert verdicts.of_doc(doc([unfuzzed]))[unfuzzed["id"]].label == "pass"
+
+
+def test_styles_are_grouped_by_family_and_a_partial_stage_names_the_kernels_it_fails_for():
+    cells = [cell(st, "passed", style="triton_op", kernel=k) for k in ("silu", "matmul") for st in ("eager",
+                                                                                               "export_strict")]
+    cells += [cell("eager", "passed", kernel=k) for k in ("silu", "matmul")]
+    cells += [cell("export_strict", "passed", kernel="silu"),
+              cell("export_strict", "failed", kernel="matmul", error="RuntimeError", message=DATA_PTR, reason="fake",
+                   rewrite="use triton_op")]
+    docs = report.Docs(doc(cells))
+    assert [r.style for r in docs.rows if r.kernel == "silu"] == ["triton_op", "raw_jit"]  # registration first
+    lines = {line.style: line for line in docs.style_lines()}
+    assert [line.family for line in docs.style_lines()] == ["registration", "launch idiom"]
+    assert lines["triton_op"].text() == "works in eager, export_strict."
+    assert lines["raw_jit"].text() == ("works in eager; works except for some kernels in export_strict (not matmul). "
+                                       "Instead: use triton_op.")
+    md = report.markdown(doc(cells), "r.json")
+    assert "### launch idiom" in md and "| **registration** |" in md
+    assert '<tr class="family">' in page.html_page(doc(cells), "r.json")
