@@ -115,10 +115,10 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None, width: i
         lines += [f"REMEDY: {r}" for r in sorted({c.remedy for c in views if c.remedy})]
     for error in doc.get("harness_errors", []):
         lines.append(f"HARNESS ERROR {error['id']} ({error['section']}): {error['error'][:300]}")
-    lines += fuzz_lines(doc)
     from .baseline import summary_lines as baseline_lines
 
-    lines += [wrapped for line in baseline_lines(doc) for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")]
+    lines += [wrapped for line in fuzz_lines(doc) + baseline_lines(doc)
+              for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")]
     if results_path:
         lines.append(f"results: {results_path}")
     return lines
