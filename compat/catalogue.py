@@ -91,14 +91,16 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="torch's Triton capture (Dynamo, export, opcheck's traced tests) refuses an Autotuner whose configs "
                  "carry a pre_hook: it cannot run a Python hook inside a graph. Eager runs the hook",
           rewrite="drop the hook: restore_value / reset_to_zero for what hooks usually reset, or do the work in the "
-                  "launcher before the launch", source="torch/_higher_order_ops/triton_kernel_wrap.py"),
+                  "launcher before the launch", source="pytorch/pytorch#139658 (for #139059: hooks were ignored)"),
     Known("", "", kind="mismatch", kernels=("axpy_inplace",), styles=("autotune_reset_to_zero_triton_op",),
-          reason="reset_to_zero zeroes y before the benchmark launches and again before the launch that counts; "
-                 "axpy adds into y, so y's own value is lost (y comes back alpha * x) wherever the Autotuner runs at "
-                 "call time: eager, an exported module run in Python, Inductor's compiled graph. The AOTI packages "
+          reason="reset_to_zero zeroes y before every benchmark launch and once more after benchmarking, before the "
+                 "launch that counts (Triton 3.6 / 3.7's Autotuner.run); axpy adds into y, so on a call that "
+                 "autotunes (a new key) y's own value is lost and y comes back alpha * x, wherever the Autotuner runs "
+                 "at call time: eager, an exported module run in Python, Inductor's compiled graph. The AOTI packages "
                  "and compile_dynamic measured right; their mechanism was not investigated",
           rewrite="restore_value=['y_ptr'] for a buffer the kernel reads and writes; reset_to_zero only for outputs "
-                  "that start from zero (atomic accumulators)"),
+                  "that start from zero (atomic accumulators)",
+          source="triton-lang/triton#7181 (older Triton skipped the reset after benchmarking)"),
     Known("", "", kind="mismatch", styles=("warmup_launch",), stages=("eager", "flop_count"),
           reason="warmup() compiled the kernel at the first launch's arguments, whose size was 1 (axpy's n, matmul's "
                  "M); Triton specialises an integer argument equal to 1 into the compiled code, so the kernel reused "
