@@ -96,6 +96,12 @@ class CompatRun:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
         self.only = _read_cell_list(config.getoption("compat_cells"))
+        if self.select and not self.selected:
+            # Each name is valid, but together they name nothing the matrix holds (say, a CUDA-only stage on a CPU
+            # device): a usage error, not a green run of nothing.
+            raise pytest.UsageError("the selection matches no cell of the matrix: the chosen stages, styles, dtypes "
+                                    "and devices do not apply to one another (compat/cells.py, why_not_applicable); "
+                                    "no cell was run")
         from .strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
 
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE

@@ -125,6 +125,15 @@ def test_unknown_name_on_the_command_line_lists_valid_names(project):
                                  "flop_count, opcheck, compile_eager*"])
 
 
+def test_valid_names_that_select_no_cell_are_a_usage_error(project):
+    expect(project, {})
+    result = project.runpytest_subprocess("--compat-stages=compile_cudagraphs", "--compat-devices=cpu_interpret",
+                                          "--compat-results=r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the selection matches no cell of the matrix*no cell was run*"])
+    assert not (project.path / "r.json").exists()
+
+
 def test_unwritable_results_path_fails_before_any_cell_runs(project):
     expect(project, {})
     (project.path / "blocker").write_text("a file, not a folder")
