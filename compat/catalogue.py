@@ -78,7 +78,8 @@ HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export wit
                      "threshold, or let autotune choose at run time")
 
 KNOWN: list[Known] = [  # the first entry that explains an observation wins: narrow entries first
-    # --- modes, APIs and autotune arguments of issue 16 (measured on the H100, torch 2.11 / triton 3.6) ---
+    # --- modes, APIs and autotune arguments of issue 16 (measured on the H100, torch 2.11 / triton 3.6; the entries
+    # for the interpreter and the CPU on torch 2.13 / triton 3.7.1) ---
     Known("RuntimeError", r"skipping cudagraphs due to mutated inputs", stages=("compile_cudagraphs",),
           reason="the op writes into an input of the compiled graph (axpy_inplace's y); CUDA graph trees record no "
                  "graph for a function that mutates an input it does not own, and say why: an error under "
