@@ -74,6 +74,7 @@ RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autog
               "autograd_wrap_triton", "wrapper_outside", "heuristics_constant_raw")
 HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_constant_triton_op", "heuristics_autotune_triton_op")
 EXPORTED = ("export_", "save_load_", "decompose_", "aoti_")  # the stages made from an exported program
+PACKAGE_API = "torch._inductor.aoti_compile_and_package + aoti_load_package, as torch's deprecation notice says"
 HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export with a Dim range on one side of the "
                      "threshold, or let autotune choose at run time")
 
@@ -132,12 +133,12 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "executor) in a library made by torch._inductor.aot_compile and loaded by torch._export.aot_load: "
                  "the model call fails. The package API (aoti_compile_and_package + aoti_load_package) runs the "
                  "same op; the mechanism was not investigated",
-          rewrite="torch._inductor.aoti_compile_and_package + aoti_load_package, as torch's deprecation notice says"),
+          rewrite=PACKAGE_API),
     Known("", "", kind="mismatch", styles=("custom_op", "library_define"), stages=("aoti_legacy_",),
           reason="an opaque op in a library made by torch._inductor.aot_compile and loaded by torch._export.aot_load "
                  "returns None, or leaves its output unwritten, without an error; the package API runs the same op "
                  "right. Mechanism not investigated",
-          rewrite="torch._inductor.aoti_compile_and_package + aoti_load_package, as torch's deprecation notice says"),
+          rewrite=PACKAGE_API),
     Known(r"torch\.fx\.experimental\.symbolic_shapes\.GuardOnDataDependentSymNode", r"data-dependent expression u\d+",
           styles=("triton_op_subclass",), stages=("export_static_strict",),
           reason="the strict static export's module returns a tensor whose size is an unbacked symbol: the subclass "

@@ -77,8 +77,6 @@ def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
 
 def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> None:
     """An AOTI family's library loaded and run in a fresh process."""
-    from .. import model as workload
-
     holder = {}
     load_phase, run_phase = FRESH_PHASES[family]
 
