@@ -267,7 +267,12 @@ def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run
             section: str = "cells") -> str | None:
     """None when the outcome is what was expected; otherwise the gate's complaint, with how to record the change.
 
-    In the fuzz section a cell without rows is expected to pass: the matrix already says it does, on one input."""
+    In the fuzz section a cell without rows is expected to pass: the matrix already says it does, on one input. An
+    environment failure (the AOTI canary fails too; the C++ runner cannot be built) is no outcome of the cell's: no
+    expectation accepts it."""
+    if outcome.detail.get("environment_failure"):
+        return (f"{cell_id}: the environment failed, not the wrapping style; no expectation accepts that.\n"
+                f"  observed: {outcome.summary()}")
     if section == "fuzz":
         how = (f"Fix it where the fault is ours; otherwise record it under fuzz.{cell_id} (or its any-dtype key) in "
                f"{path}, with its reproducer and reason.")
@@ -457,6 +462,9 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
         outcome = observed[cell_id]
         current = exp.lookup(cell_id, run, section)
         if outcome.kind == "skipped" or (section == "fuzz" and current is None and outcome.kind == "passed"):
+            continue
+        if outcome.detail.get("environment_failure"):  # the machine's fault, never the cell's (see verdict)
+            changes.append(f"{cell_id}: NOT recorded, an environment failure: {outcome.detail['environment_failure']}")
             continue
         if current is None and _widen_neighbours(exp, cell_id, outcome, run, measured, neighbours, changes, section):
             continue

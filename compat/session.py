@@ -23,11 +23,12 @@ from filelock import FileLock
 
 from .atomic import write_atomic
 from .cells import DEVICES, Cell
-from .child.artifacts import LIBRARIES, PROGRAM
+from .child import cpp
+from .child.artifacts import LIBRARIES, PACKAGE, PROGRAM
 from .environment import crash_remedy
 from .launcher import ChildResult, Launcher
 from .outcomes import Outcome
-from .stages import BUILD_PHASES, FRESH_PHASES, STAGES
+from .stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
 
 BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
 FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
@@ -37,6 +38,8 @@ FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "save_load": lambda workdir: ("load_program", {"program_path": str(workdir / PROGRAM)}),
     **{family: (lambda workdir, family=family: (
         "run_library", {"family": family, "path": str(workdir / LIBRARIES[family][0])})) for family in LIBRARIES},
+    # The C++ runner's path is added by the session, which builds it once per run.
+    "aoti_cpp": lambda workdir: ("run_cpp", {"package_path": str(workdir / PACKAGE), "timeout_s": cpp.RUN_TIMEOUT_S}),
 }
 assert set(FRESH_TASKS) == set(FRESH_PHASES), "every family with fresh phases has the task that runs them"
 
@@ -94,7 +97,7 @@ class RunSession:
         self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
         for c in cells:
             if STAGES[c.stage].packaged:
-                self.libraries_wanted.setdefault(shared_group(c, "cells"), set()).add(STAGES[c.stage].family)
+                self.libraries_wanted.setdefault(shared_group(c, "cells"), set()).add(STAGES[c.stage].library)
         self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
         order = list(STAGES)
         for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
@@ -168,8 +171,13 @@ class RunSession:
         outcome = build.result.outcome(owned[-1], among=owned)
         if outcome.kind == "passed" and stage.family in FRESH_TASKS:
             task, args = FRESH_TASKS[stage.family](build.workdir)
-            fresh = self.child(cell, task, args, stage.timeout_s)
             built = outcome.detail
+            if task == "run_cpp":
+                runner = self.cpp_runner(cell)
+                if runner.kind != "passed":
+                    return runner
+                args["runner_path"] = runner.detail["path"]
+            fresh = self.child(cell, task, args, stage.timeout_s)
             outcome = fresh.outcome(FRESH_PHASES[stage.family][-1])
             for key in ("compile_seconds", "deprecation"):  # what the build said of the library
                 if key in built:
@@ -187,6 +195,8 @@ class RunSession:
         remedy = crash_remedy(outcome)
         device = canary_device(cell.device)
         canary = self.canary(device)
+        if canary.kind == "passed" and STAGES[cell.stage].family in RUNS_LIBRARY_OF:
+            canary = self.cpp_canary(cell, device)
         if canary.kind != "passed":
             outcome.detail["environment_failure"] = (
                 f"the AOTI canary (a plain model with no Triton kernel) fails too on {device}: {canary.summary()}; "
@@ -196,12 +206,37 @@ class RunSession:
             outcome.detail["remedy"] = remedy
         return outcome
 
+    def cpp_runner(self, cell: Cell) -> Outcome:
+        """The C++ runner, built at most once per run (by the first cell that needs it). One that cannot be built
+        is an environment failure of every cell that needs it, with what is missing or the compiler's message."""
+        from .doctor import build_runner
+
+        built = Outcome.from_dict(self._once("cpp-runner", lambda workdir: build_runner(
+            self.launcher, workdir, base_env()).to_dict()))
+        if built.kind != "passed":
+            built.detail["environment_failure"] = (
+                f"the C++ runner could not be built against this torch, so no package could be run from C++ "
+                f"(not a fault of the wrapping style): {built.summary()}")
+            built.detail["remedy"] = "python -m compat doctor names what the C++ toolchain lacks"
+        return built
+
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""
         from .doctor import run_canary
 
         return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(
             self.launcher, workdir, device, base_env()).to_dict()))
+
+    def cpp_canary(self, cell: Cell, device: str) -> Outcome:
+        """The canary's package run by the C++ runner, at most once per run."""
+        from .doctor import CANARY_PACKAGE, run_cpp_canary
+
+        runner = self.cpp_runner(cell)
+        if runner.kind != "passed":
+            return runner
+        package = self.run_dir / "artifacts" / f"canary-{device}" / CANARY_PACKAGE
+        return Outcome.from_dict(self._once(f"canary-cpp-{device}", lambda workdir: run_cpp_canary(
+            self.launcher, workdir, device, str(package), runner.detail["path"], base_env()).to_dict()))
 
     # ---- fuzz tests ----
 

@@ -25,13 +25,17 @@ BUILD_PHASES: dict[str, tuple[str, ...]] = {
     "aoti": ("aoti_compile",),
     "aoti_max_autotune": ("aoti_max_autotune_compile",),
     "aoti_legacy": ("aoti_legacy_compile",),
+    "aoti_cpp": ("aoti_compile",),  # the aoti family's package, which it runs from C++
 }
 # The families whose artifact is an AOTInductor library: compiled only when one of their cells asks.
 PACKAGED = ("aoti", "aoti_max_autotune", "aoti_legacy")
+# Families that run another family's library elsewhere: the C++ runner (compat.child.cpp) loads the aoti package,
+# so it needs that family's compile and never compiles one of its own.
+RUNS_LIBRARY_OF = {"aoti_cpp": "aoti"}
 # The phases of a family's fresh child: its artifact loaded and run in a process that did not build it.
 FRESH_PHASES: dict[str, tuple[str, ...]] = {
     "save_load": ("load_fresh", "run_fresh"),
-    **{family: (f"{family}_load", f"{family}_run") for family in PACKAGED},
+    **{family: (f"{family}_load", f"{family}_run") for family in (*PACKAGED, *RUNS_LIBRARY_OF)},
 }
 EXPORT_MODES = ("strict", "nonstrict")
 # The groups the documentation folds stages into (compat.report), in the order a reader meets them.
@@ -39,7 +43,7 @@ DOC_GROUPS: dict[str, tuple[str, ...]] = {
     "eager & compile": ("probe",),
     "export": ("export", "decompose"),
     "serialization": ("save_load",),
-    "AOTI": PACKAGED,
+    "AOTI": (*PACKAGED, *RUNS_LIBRARY_OF),
 }
 # Why the costliest stages run on one dtype: what they ask (does the wrapping survive this mode or API) does not
 # depend on it, and each of their cells is a whole Inductor or AOTI compile (with max-autotune, a benchmark too).
@@ -61,6 +65,7 @@ class Stage:
     dtypes: tuple[str, ...] | None = None  # None: every dtype; else the only ones it runs (ONE_DTYPE says why)
     devices: tuple[str, ...] | None = None  # None: every device; else the only ones it applies to
     doc_group: str | None = None  # its DOC_GROUPS group, where not its family's (a probe that exports)
+    timed: bool = False  # a passing cell's latency is recorded, on CUDA (compat.child.latency)
 
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
@@ -84,7 +89,12 @@ class Stage:
     @property
     def packaged(self) -> bool:
         """Needs an AOTI library of its exported program (the build compiles one only when such a cell asks)."""
-        return self.family in PACKAGED
+        return self.family in PACKAGED or self.family in RUNS_LIBRARY_OF
+
+    @property
+    def library(self) -> str | None:
+        """The AOTI family whose library this stage runs: its own, or the one it runs elsewhere."""
+        return RUNS_LIBRARY_OF.get(self.family, self.family) if self.packaged else None
 
     @property
     def phases(self) -> tuple[str, ...]:
@@ -108,7 +118,12 @@ def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
                                    f"`decompose_custom_triton_ops=True`; each run.", "decompose", 300.0,
               export_mode=mode),
         Stage(f"aoti_{mode}", f"`aoti_compile_and_package` of the {mode} export, loaded and run in a fresh process.",
-              "aoti", 300.0, export_mode=mode),
+              "aoti", 300.0, export_mode=mode, timed=True),
+        Stage(f"aoti_cpp_{mode}", f"The aoti_{mode} package loaded and run from C++ without Python "
+                                  f"(`torch::inductor::AOTIModelPackageLoader`, in a runner built once per run "
+                                  f"against this torch); its outputs compared with eager's.", "aoti_cpp", 300.0,
+              export_mode=mode, timed=True,
+              not_fuzzed=f"it runs the aoti_{mode} package, which the aoti_{mode} fuzz test drives"),
         Stage(f"export_static_{mode}", f"`torch.export.export(strict={flag})` with no dynamic dimension, run at the "
                                        f"example's shapes: told apart from export_{mode}, a failure that needs the "
                                        f"dynamic batch.", "probe", 300.0, check=checks.export_static,
@@ -121,40 +136,42 @@ def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
-        Stage("eager", "The wrapped op inside the model, run eagerly.", "probe", 300.0, check=checks.eager),
+        Stage("eager", "The wrapped op inside the model, run eagerly.", "probe", 300.0, check=checks.eager,
+              timed=True),
         Stage("flop_count", "The model under `FlopCounterMode`: the op must still compute and its FLOPs be counted.",
               "probe", 300.0, check=checks.flop_count, not_fuzzed=NOT_VALUES),
         Stage("opcheck", "`torch.library.opcheck` on the style's op (custom-op styles only).", "probe", 600.0,
               check=checks.opcheck, custom_op_only=True, not_fuzzed=NOT_VALUES),
         *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
-                                      f"the graph holds the kernel.", "probe", 600.0, check=checks.compile_model)
+                                      f"the graph holds the kernel.", "probe", 600.0, check=checks.compile_model,
+                timed=True)
           for backend in ("eager", "aot_eager", "inductor")),
         Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
                                  "a second batch size runs without recompiling.", "probe", 600.0,
-              check=checks.compile_dynamic, needs=frozenset({"dynamic"})),
+              check=checks.compile_dynamic, needs=frozenset({"dynamic"}), timed=True),
         Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
                                   "eager PyTorch's; a missing gradient fails.", "probe", 600.0,
               check=checks.compile_backward, not_fuzzed=NOT_VALUES),
         Stage("compile_cudagraphs", '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
                                     "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
                                     "must be recorded and replayed.", "probe", 600.0, check=checks.compile_cudagraphs,
-              devices=("cuda",)),
+              devices=("cuda",), timed=True),
         Stage("compile_max_autotune", '`torch.compile(mode="max-autotune", fullgraph=True)`: Inductor benchmarks its '
                                       "own kernel choices, with CUDA graphs on a GPU.", "probe", 600.0,
-              check=checks.compile_model, dtypes=ONE_DTYPE),
+              check=checks.compile_model, dtypes=ONE_DTYPE, timed=True),
         Stage("compile_cpp_wrapper", "`torch.compile(fullgraph=True, options={'cpp_wrapper': True})`: Inductor's "
                                      "wrapper generated as C++, as AOTI's is.", "probe", 600.0,
-              check=checks.compile_model, dtypes=ONE_DTYPE),
+              check=checks.compile_model, dtypes=ONE_DTYPE, timed=True),
         *_export_stages("strict", "True"),
         *_export_stages("nonstrict", "False"),
         # One export mode for each: non-strict, torch.export's default since 2.8.
         Stage("aoti_max_autotune_nonstrict", "`aoti_compile_and_package` of the non-strict export with "
                                              "`inductor_configs={'max_autotune': True}`, loaded and run in a fresh "
                                              "process.", "aoti_max_autotune", 600.0, export_mode="nonstrict",
-              dtypes=ONE_DTYPE),
+              dtypes=ONE_DTYPE, timed=True),
         Stage("aoti_legacy_nonstrict", "The older pair `torch._inductor.aot_compile(ep.module(), ...)` + "
                                        "`torch._export.aot_load` on the non-strict export (write-up 002), loaded and "
                                        "run in a fresh process; a deprecation warning is recorded.", "aoti_legacy",
-              300.0, export_mode="nonstrict", dtypes=ONE_DTYPE),
+              300.0, export_mode="nonstrict", dtypes=ONE_DTYPE, timed=True),
     )
 }

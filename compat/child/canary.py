@@ -4,6 +4,7 @@ run in a fresh one, exactly as the matrix's AOTI stages do it. If it fails, AOTI
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import numerics
@@ -55,3 +56,26 @@ def run(journal: "Journal", device: str, package_path: str) -> None:
 
     if journal.run("aoti_load", load).kind == "passed":
         journal.run("aoti_run", check)
+
+
+def run_cpp(journal: "Journal", device: str, package_path: str, runner_path: str) -> None:
+    """The canary's package run by the C++ runner: if a plain model fails there, the C++ loader is broken here."""
+    import torch
+
+    from . import cpp
+
+    model, x = _plain_model(device)
+    holder = {}
+
+    def load() -> Outcome:
+        outcome, holder["outputs"], _ = cpp.run_package(runner_path, package_path, [(x,)], device,
+                                                        Path(journal.path).parent, cpp.RUN_TIMEOUT_S)
+        return outcome
+
+    def check() -> Outcome:
+        with torch.no_grad():
+            c = numerics.compare(holder["outputs"][0][0], model(x).cpu(), "canary")
+        return Outcome("passed" if c["ok"] else "mismatch", numerics=[c])
+
+    if journal.run("aoti_cpp_load", load).kind == "passed":
+        journal.run("aoti_cpp_run", check)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .. import model as workload
 from .. import numerics, outcomes
 from ..outcomes import Outcome
+from . import latency
 
 if TYPE_CHECKING:
     from ..cells import Cell
@@ -48,33 +49,43 @@ def compare_outputs(got, want, label: str) -> list[dict]:
 
 
 def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
-                  inference_mode: bool = False) -> Outcome:
+                  inference_mode: bool = False, first: "latency.FirstCall | None" = None) -> Outcome:
     """`fn` against the reference at every check point (the kernel's own unless `points`), each side on inputs
     of its own (an op may write into them), under `torch.no_grad()`; with `inference_mode`, then again under
-    `torch.inference_mode()` (a deployed model's usual mode, whose tensors refuse some in-place and view ops)."""
+    `torch.inference_mode()` (a deployed model's usual mode, whose tensors refuse some in-place and view ops).
+
+    Where the cell's latency is recorded (compat.child.latency), `first` times the first call (one that times a
+    load too, or one made before), and a pass carries the latency under detail["latency"]."""
     import torch
 
-    result = _compare_at(fn, reference, cell, points, detail, torch.no_grad)
-    if not inference_mode or result.kind != "passed":
-        return result
-    try:
-        again = _compare_at(fn, reference, cell, points, detail, torch.inference_mode)
-    except Exception as exc:  # noqa: BLE001 - under no_grad it ran: this failure is the mode's, said so
-        again = outcomes.from_exception(exc)
-    if again.kind != "passed":
-        again.message = f"{INFERENCE_MODE}: {again.message or ''}"
-        again.detail["grad_mode"] = "inference_mode"
-    return again
+    timed = latency.wanted(cell)
+    first = (first or latency.FirstCall()) if timed else None
+    points = points or check_points(cell)
+    result = _compare_at(fn, reference, cell, points, detail, torch.no_grad, first)
+    if inference_mode and result.kind == "passed":
+        try:
+            again = _compare_at(fn, reference, cell, points, detail, torch.inference_mode)
+        except Exception as exc:  # noqa: BLE001 - under no_grad it ran: this failure is the mode's, said so
+            again = outcomes.from_exception(exc)
+        if again.kind != "passed":
+            again.message = f"{INFERENCE_MODE}: {again.message or ''}"
+            again.detail["grad_mode"] = "inference_mode"
+        result = again
+    if timed and result.kind == "passed":
+        result.detail["latency"] = latency.measure(fn, first, points, lambda p: inputs(cell, p), workload.label)
+    return result
 
 
 INFERENCE_MODE = "under torch.inference_mode(), where torch.no_grad() passes"
 
 
-def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_mode) -> Outcome:
+def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_mode,
+                first: "latency.FirstCall | None" = None) -> Outcome:
     comparisons = []
+    call = first or (lambda f, *args: f(*args))
     with grad_mode():
-        for point in points or check_points(cell):
-            comparisons += compare_outputs(fn(*inputs(cell, point)), reference(*inputs(cell, point)),
+        for point in points:
+            comparisons += compare_outputs(call(fn, *inputs(cell, point)), reference(*inputs(cell, point)),
                                            workload.label(point))
     return outcomes.from_comparisons(comparisons, dict(detail or {}))
 
@@ -252,16 +263,19 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
         return call
 
     graph_class.capture_begin, graph_class.replay = counted("captures", capture_begin), counted("replays", replay)
-    comparisons = []
+    comparisons, first = [], latency.FirstCall()
     try:
         with config.patch({"triton.cudagraph_or_error": True}), torch.no_grad():
             for point in check_points(c):
                 for run in ("warm-up", "record", "replay"):  # compared at once: the next run may overwrite it
-                    comparisons += compare_outputs(compiled(*inputs(c, point)), reference(*inputs(c, point)),
+                    comparisons += compare_outputs(first(compiled, *inputs(c, point)), reference(*inputs(c, point)),
                                                    f"{workload.label(point)}, {run}")
+            result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
+            if result.kind == "passed" and latency.wanted(c):  # replays: what reduce-overhead is for
+                result.detail["latency"] = latency.measure(compiled, first, check_points(c),
+                                                           lambda p: inputs(c, p), workload.label)
     finally:
         graph_class.capture_begin, graph_class.replay = capture_begin, replay
-    result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
     if result.kind == "passed" and not (counts["captures"] and counts["replays"]):
         missing = "recorded" if not counts["captures"] else "replayed"
         return Outcome("failed", "NoCudaGraph", f"no CUDA graph was {missing} ({counts['captures']} captures, "
@@ -291,13 +305,14 @@ def compile_dynamic(c: "Cell") -> Outcome:
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
     first, second = check_points(c)[1:3]
+    first_call = latency.FirstCall()
     with torch.no_grad():
-        compiled(*inputs(c, first))
+        (first_call if latency.wanted(c) else lambda f, *a: f(*a))(compiled, *inputs(c, first))
     frames_after_first = counter.frame_count
     symbolic = [str(v.shape) for g in counter.graphs for n in g.graph.nodes if n.op == "placeholder"
                 for v in [n.meta.get("example_value")]
                 if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape)]
-    result = proof(c, counter, check_batches(compiled, reference, c, points=(first, second)))
+    result = proof(c, counter, check_batches(compiled, reference, c, points=(first, second), first=first_call))
     result.detail.update(frames_after_first=frames_after_first, symbolic_inputs=symbolic)
     if result.kind != "passed":
         return result

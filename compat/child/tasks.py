@@ -65,6 +65,20 @@ def run_library(journal: Journal, cell: str, family: str, path: str) -> None:
     builds.run_library(journal, _cell(cell), family, path)
 
 
+@task("run_cpp")
+def run_cpp(journal: Journal, cell: str, package_path: str, runner_path: str, timeout_s: float) -> None:
+    from . import cpp
+
+    cpp.run(journal, _cell(cell), package_path, runner_path, timeout_s)
+
+
+@task("cpp_runner_build")
+def cpp_runner_build(journal: Journal, output: str) -> None:
+    from . import cpp
+
+    cpp.build(journal, output)
+
+
 @task("fuzz_probe")
 def fuzz_probe(journal: Journal, cell: str, stages: list[str], profile: str, example: str | None = None,
                known: dict[str, list[str]] | None = None) -> None:
@@ -93,6 +107,13 @@ def canary_run(journal: Journal, device: str, package_path: str) -> None:
     from . import canary
 
     canary.run(journal, device, package_path)
+
+
+@task("canary_cpp")
+def canary_cpp(journal: Journal, device: str, package_path: str, runner_path: str) -> None:
+    from . import canary
+
+    canary.run_cpp(journal, device, package_path, runner_path)
 
 
 def run(task_path: str, journal_path: str) -> None:

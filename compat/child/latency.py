@@ -1,0 +1,78 @@
+"""Latency of a passing cell, recorded beside its outcome and never a gate: on CUDA, for the stages declared `timed`.
+
+- first call: from the start of the artifact's load (an AOTI package) or of its first call (eager, where Triton
+  compiles the kernel or reads it from the worker's cache; torch.compile, which compiles then) to its first output,
+  on the host's clock with the device synchronised;
+- steady state: per check point, the median of REPS calls after WARMUP, each timed with CUDA events on the current
+  stream (what the GPU spent, launch overhead included, without the host's scheduling noise).
+The C++ runner (aoti_runner.cpp) measures the same two with the same counts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..cells import Cell
+
+WARMUP, REPS = 5, 30
+
+
+def wanted(cell: "Cell") -> bool:
+    from ..stages import STAGES
+
+    return cell.device == "cuda" and STAGES[cell.stage].timed
+
+
+def _sync() -> None:
+    import torch
+
+    torch.cuda.synchronize()
+
+
+class FirstCall:
+    """Times the first call made through it; later calls go straight through. `since`: a `time.perf_counter()`
+    taken when the artifact's load began (the first call's time then includes the load)."""
+
+    def __init__(self, since: float | None = None):
+        self.since, self.ms = since, None
+
+    def __call__(self, fn: Callable, *args):
+        if self.ms is not None:
+            return fn(*args)
+        _sync()
+        start = self.since if self.since is not None else time.perf_counter()
+        out = fn(*args)
+        _sync()
+        self.ms = (time.perf_counter() - start) * 1000.0
+        return out
+
+
+def steady_us(fn: Callable, args: tuple) -> float:
+    """The median of REPS timed calls after WARMUP, in microseconds."""
+    import torch
+
+    with torch.no_grad():
+        for _ in range(WARMUP):
+            fn(*args)
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(REPS)]
+        for start, end in events:
+            start.record()
+            fn(*args)
+            end.record()
+        _sync()
+    return statistics.median(start.elapsed_time(end) * 1000.0 for start, end in events)
+
+
+def entry(first_call_ms: float, steady: dict[str, float], clock: str = "cuda_event") -> dict:
+    """The record a cell's outcome carries under detail["latency"] (compat.report and compat.diff read it)."""
+    return {"first_call_ms": round(first_call_ms, 3), "steady_us": {k: round(v, 2) for k, v in steady.items()},
+            "clock": clock, "warmup": WARMUP, "reps": REPS}
+
+
+def measure(fn: Callable, first: FirstCall, points: list, make_inputs: Callable, label: Callable) -> dict:
+    """The latency record of a passing artifact: its first call (already timed by `first`) and its steady state at
+    every check point, on fresh inputs per point (an op may write into them; their values do not change its time)."""
+    return entry(first.ms, {label(p): steady_us(fn, make_inputs(p)) for p in points})
