@@ -79,6 +79,17 @@ HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export wit
                      "threshold, or let autotune choose at run time")
 
 KNOWN: list[Known] = [  # the first entry that explains an observation wins: narrow entries first
+    # --- the package run from C++ (issue 17; measured on the H100, torch 2.11 / triton 3.6, and on the CPU with
+    # torch 2.13, whose message adds the sentence about custom_op) ---
+    Known("c10::Error", r"Could not find schema for \w+::\w+", stages=("aoti_cpp_",),
+          reason="an opaque op (torch.library.custom_op, or a Library impl written in Python) stays a call in the "
+                 "package, made through AOTInductor's proxy executor, which looks the op's schema up in the "
+                 "dispatcher: in a process without Python nothing registered it. Raw (strict) and triton_op kernels "
+                 "are compiled into the package and run",
+          rewrite="wrap the kernel in torch.library.triton_op (its Triton kernel is compiled into the package), or "
+                  "register the op from C++ (TORCH_LIBRARY) in the process that loads the package",
+          source="torch/csrc/inductor/aoti_torch/oss_proxy_executor.cpp; torch >= 2.13 adds 'Custom operators "
+                 "created via torch.library.custom_op cannot be run via AOTI without Python environment'"),
     # --- modes, APIs and autotune arguments of issue 16 (measured on the H100, torch 2.11 / triton 3.6; the entries
     # for the interpreter and the CPU on torch 2.13 / triton 3.7.1) ---
     Known("RuntimeError", r"skipping cudagraphs due to mutated inputs", stages=("compile_cudagraphs",),

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import timings
 from .outcomes import Outcome
 from .report import ICON
 from .rootcause import signature
@@ -205,4 +206,21 @@ def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, ne
                 _section(out, part, "####", full_link)
     else:
         _section(out, groups, "###", full_link)
+    _latency_section(out, old_doc, new_doc)
     return "\n".join(out.lines).rstrip() + "\n", out.left_out
+
+
+def _latency_section(out: _Budget, old_doc: dict[str, Any], new_doc: dict[str, Any]) -> None:
+    """Latency that moved beyond the noise band: reported apart, never a regression (compat.timings)."""
+    moved = timings.changes(old_doc, new_doc)
+    if not any(timings.of(c) for c in old_doc["cells"]) or not any(timings.of(c) for c in new_doc["cells"]):
+        return
+    out.add("")
+    out.add("### Latency (not a failure)")
+    out.add("")
+    out.add(f"Passing cells both runs timed on CUDA; {timings.band()}. " + (
+        f"{len(moved)} moved:" if moved else "None moved beyond it."))
+    for i, c in enumerate(moved):
+        if not out.add(f"- `{c.id}` {c.what}: {c.old:,.1f} → {c.new:,.1f} {c.unit} ({c.ratio:.2f}x)"):
+            out.left_out += len(moved) - i
+            break

@@ -14,7 +14,8 @@ import re
 from collections import Counter
 
 from .recommend import INTRO, describe_missing, goals
-from .report import DTYPE, Docs, Entry, stage_group, style_family
+from .report import DTYPE, FIRST_CALL_HEAD, Docs, Entry, latency_intro, latency_tables, stage_group, style_family
+from .timings import first_point
 from .styles import FAMILIES, STYLES
 from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 
@@ -39,6 +40,8 @@ font:12.5px ui-monospace,monospace;font-weight:400}
 font:600 12px system-ui,sans-serif;text-align:left;white-space:nowrap;color:#1d2330}
 button.v{cursor:pointer} button.v:hover{filter:brightness(.93)}
 .v .dt{font-weight:400;color:#4a5568;margin-right:3px}
+.v .lat{display:block;font-weight:400;font-size:10px;color:#2d3748}
+table.lat td.num{text-align:right;font-variant-numeric:tabular-nums}
 .passes{background:#d9f2df} .wrong_some{background:#ffb86b} .errors_some{background:#ffd98a}
 .wrong{background:#f49a9a} .fails{background:#f3e3c7} .crashed{background:#e8b3d9} .timed_out{background:#d6cdf5}
 .skipped{background:#eceff3;color:#5a6473;font-weight:400}
@@ -183,10 +186,43 @@ def _entry(docs: Docs, e: Entry) -> str:
     label = ("! " if e.unexpected else "") + e.label
     title = _esc(e.verdicts[0].id if len(e.verdicts) == 1 else f"{len(e.verdicts)} cells: "
                  + ", ".join(v.id for v in e.verdicts))
+    timed = [(v.id, docs.latency[v.id]) for v in e.verdicts if v.id in docs.latency]
+    lat = ""
+    if timed:  # the steady state of one dtype (float32 where it is there), the rest in the title
+        _, shown = next(((i, t) for i, t in timed if "-float32-" in i), timed[0])
+        point, us = first_point(shown)
+        lat = f'<small class="lat">{us:.0f} µs</small>'
+        title += _esc("".join(f"\n{i}: first call {t['first_call_ms']:,.0f} ms; steady " + ", ".join(
+            f"{p} {u:.0f} µs" for p, u in t["steady_us"].items()) for i, t in timed))
     key = docs.note_key(e)
     if key in docs.notes:
-        return f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}</button>'
-    return f'<span class="{cls}" title="{title}">{dtypes}{_esc(label)}</span>'
+        return (f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}{lat}'
+                f'</button>')
+    return f'<span class="{cls}" title="{title}">{dtypes}{_esc(label)}{lat}</span>'
+
+
+def _latency(docs: Docs) -> list[str]:
+    intro = latency_intro(docs)
+    if intro is None:
+        return []
+    first, tables = latency_tables(docs)
+    out = ['<section id="latency"><h2>Latency on CUDA</h2>', f'<p class="meta">{_esc(intro)} In the matrix, a '
+           "passing cell of a timed stage shows its steady state at the smallest check point; hover for the rest.</p>"]
+    if first:
+        out += ["<h3>First call: the AOTI package against torch.compile (write-up 002's comparison)</h3>",
+                '<table class="plain lat"><thead><tr><th>kernel</th><th>style</th>'
+                + "".join(f"<th>{_esc(h)}</th>" for h in FIRST_CALL_HEAD) + "</tr></thead><tbody>"]
+        out += [f"<tr><td><code>{_esc(k)}</code></td><td><code>{_esc(st)}</code></td>"
+                + "".join(f'<td class="num">{_esc(v)}</td>' for v in values) + "</tr>" for k, st, values in first]
+        out.append("</tbody></table>")
+    for kernel, t in tables:
+        out += [f"<h3>Steady state of <code>{_esc(kernel)}</code>, µs at {_esc(t.point)}</h3>",
+                '<table class="plain lat"><thead><tr><th>style</th>'
+                + "".join(f"<th>{_stage_label(c)}</th>" for c in t.columns) + "</tr></thead><tbody>"]
+        out += [f"<tr><td><code>{_esc(style)}</code></td>" + "".join(f'<td class="num">{_esc(v)}</td>' for v in values)
+                + "</tr>" for style, values in t.rows]
+        out.append("</tbody></table>")
+    return out + ["</section>"]
 
 
 def _summary(docs: Docs, row, group: str) -> str:
@@ -310,6 +346,7 @@ def html_page(doc: dict, source: str) -> str:
            "for what was observed, why, what to do instead, and provenance; a generated input that gave wrong "
            "values comes with its falsifying example and the command that reruns it.</p>",
            "<nav>" + '<a href="#which">Which style should I use?</a>'
+           + ('<a href="#latency">Latency</a>' if docs.latency else "")
            + "".join(f'<a href="#kernel-{_esc(k)}">{_esc(k)}</a>' for k in docs.kernels) + "</nav></header>",
            f'<section id="which"><h2>Which style should I use?</h2><p class="meta">Tick what you need; on '
            f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
@@ -323,7 +360,7 @@ def html_page(doc: dict, source: str) -> str:
         out += [f"<tr><td>{_esc(c)}</td><td>{_esc(w).replace('`', '')}</td><td>{_esc(claim)}</td><td>{_esc(m)}</td>"
                 f"</tr>" for c, w, claim, m in chart]
         out.append("</tbody></table>")
-    out += ["</section>", f'<section><h2>The matrix</h2><p class="legend">{legend}</p>',
+    out += ["</section>", *_latency(docs), f'<section><h2>The matrix</h2><p class="legend">{legend}</p>',
             f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p></section>']
     for kernel in docs.kernels:
         out += [f'<section><h2 id="kernel-{_esc(kernel)}">Kernel <code>{_esc(kernel)}</code></h2>', *_grid(docs, kernel),

@@ -16,6 +16,7 @@ from .cells import registries
 from .recommend import markdown as recommend_markdown
 from .recommend import table as recommend_table
 from .stages import DOC_GROUPS, STAGES
+from . import timings
 from .styles import FAMILIES, STYLES
 from .verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS, Verdict, of_doc
 
@@ -236,6 +237,7 @@ class Docs:
                 folded.cells.setdefault(stage, []).append((r.dtype, self.verdicts[c.id]))
         self.rows = sorted(rows.values(), key=lambda r: _family_order(r.style))  # stable: kernels keep their order
         self.kernels = self.matrix.kernels
+        self.latency = {c["id"]: lat for c in doc["cells"] for lat in [timings.of(c)] if lat}
         self.recommend = recommend_table(doc, self.verdicts)
         # One note per distinct body of evidence, numbered in table order: an entry's note lists each dtype's
         # evidence, once per distinct body.
@@ -298,6 +300,25 @@ class Docs:
 
 # ---- Markdown ---------------------------------------------------------------------------------------------------
 
+LATENCY_INTRO = ("Beside the verdicts, never a gate: what a passing cell cost on CUDA (float32), measured in this "
+                 "run while its other cells ran beside it, so compare cells within it. First call: from the start of "
+                 "the load or compile to the first output, in a process that had imported torch already. Steady "
+                 "state: the median of {reps} calls after {warmup}, timed with CUDA events.")
+FIRST_CALL_HEAD = ("torch.compile (Inductor), ms", "AOTI package from Python, ms", "AOTI package from C++, ms")
+
+
+def latency_tables(docs: "Docs") -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, timings.Table]]]:
+    """The first-call comparison and the steady-state table of each kernel, in the documentation's order."""
+    styles = list(dict.fromkeys(r.style for r in docs.rows))
+    tables = [(k, t) for k in docs.kernels for t in [timings.steady_table(docs.doc, k, styles)] if t]
+    return timings.first_call_rows(docs.doc, docs.kernels, styles), tables
+
+
+def latency_intro(docs: "Docs") -> str | None:
+    first = next((lat for c in docs.doc["cells"] for lat in [timings.of(c)] if lat), None)
+    return LATENCY_INTRO.format(reps=first["reps"], warmup=first["warmup"]) if first else None
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -310,6 +331,23 @@ def _md_entry(docs: Docs, e: Entry) -> str:
         UNFUZZED_MARK if v.unfuzzed else "")
     dtypes = f"{'/'.join(DTYPE.get(d, d) for d in e.dtypes)} " if e.dtypes else ""
     return f"{dtypes}{icon}{note}"
+
+
+def _latency_markdown(docs: "Docs") -> list[str]:
+    intro = latency_intro(docs)
+    if intro is None:
+        return []
+    first, tables = latency_tables(docs)
+    out = ["## Latency on CUDA", "", intro, ""]
+    if first:
+        out += ["### First call: the AOTI package against torch.compile (write-up 002's comparison)", "",
+                "| kernel | style | " + " | ".join(FIRST_CALL_HEAD) + " |", "|---|---|---:|---:|---:|"]
+        out += [f"| `{k}` | `{s}` | " + " | ".join(v) + " |" for k, s, v in first] + [""]
+    for kernel, t in tables:
+        out += [f"### Steady state of `{kernel}`, µs at {t.point}", "",
+                "| style | " + " | ".join(f"`{c}`" for c in t.columns) + " |", "|---" + "|---:" * len(t.columns) + "|"]
+        out += [f"| `{style}` | " + " | ".join(values) + " |" for style, values in t.rows] + [""]
+    return out
 
 
 def markdown(doc: dict[str, Any], source: str) -> str:
@@ -342,6 +380,7 @@ def markdown(doc: dict[str, Any], source: str) -> str:
         doc = STYLES[line.style].doc if line.style in STYLES else ""
         out.append(f"- `{line.style}`: {_md(doc)} {_md(line.text())}")
     out.append("")
+    out += _latency_markdown(docs)
     for kernel in docs.kernels:
         rows = [r for r in docs.rows if r.kernel == kernel]
         out += [f"## `{kernel}`", "", "| style · device | " + " | ".join(

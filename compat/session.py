@@ -23,7 +23,7 @@ from filelock import FileLock
 
 from .atomic import write_atomic
 from .cells import DEVICES, Cell
-from .child import cpp
+from .child import cpp, latency
 from .child.artifacts import LIBRARIES, PACKAGE, PROGRAM
 from .environment import crash_remedy
 from .launcher import ChildResult, Launcher
@@ -51,8 +51,9 @@ def base_env() -> dict[str, str]:
     return {var: os.environ.get(var, "1") for var in ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")}
 
 
-def child_env(cell: Cell) -> dict[str, str]:
-    return base_env() | dict(DEVICES[cell.device].env)
+def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
+    """A cell's child's environment; in a run, with where the run's timing locks are (compat.child.latency)."""
+    return base_env() | dict(DEVICES[cell.device].env) | ({latency.LOCK_DIR_ENV: str(run_dir)} if run_dir else {})
 
 
 def _worker() -> str:
@@ -109,8 +110,8 @@ class RunSession:
     def child(self, cell: Cell, task: str, args: dict[str, Any], timeout: float, name: str | None = None) -> ChildResult:
         # Per worker: under `--dist each` two workers run the same cell at once.
         workdir = self.run_dir / "cells" / _worker() / cell.id / (name or task)
-        return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir, env=child_env(cell),
-                                 timeout=timeout)
+        return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir,
+                                 env=child_env(cell, self.run_dir), timeout=timeout)
 
     def _once(self, name: str, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
         """The record of `name`, made by the first process to ask for it in this run, read by the others."""
@@ -124,8 +125,8 @@ class RunSession:
 
     def _shared(self, name: str, cell: Cell, task: str, args: dict[str, Any], timeout: float) -> ChildResult:
         def make(workdir: Path) -> dict[str, Any]:
-            return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir, env=child_env(cell),
-                                     timeout=timeout).to_dict()
+            return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir,
+                                     env=child_env(cell, self.run_dir), timeout=timeout).to_dict()
 
         return ChildResult.from_dict(self._once(name, make))
 

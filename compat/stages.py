@@ -47,6 +47,8 @@ DOC_GROUPS: dict[str, tuple[str, ...]] = {
 }
 # Why the costliest stages run on one dtype: what they ask (does the wrapping survive this mode or API) does not
 # depend on it, and each of their cells is a whole Inductor or AOTI compile (with max-autotune, a benchmark too).
+# The C++ stages too: whether a package runs without Python is the op's registration, not its dtype, and the
+# package's numerics at every dtype are the aoti stages' (the same package, from Python).
 ONE_DTYPE = ("float32",)
 
 
@@ -122,7 +124,7 @@ def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
         Stage(f"aoti_cpp_{mode}", f"The aoti_{mode} package loaded and run from C++ without Python "
                                   f"(`torch::inductor::AOTIModelPackageLoader`, in a runner built once per run "
                                   f"against this torch); its outputs compared with eager's.", "aoti_cpp", 300.0,
-              export_mode=mode, timed=True,
+              export_mode=mode, timed=True, dtypes=ONE_DTYPE,
               not_fuzzed=f"it runs the aoti_{mode} package, which the aoti_{mode} fuzz test drives"),
         Stage(f"export_static_{mode}", f"`torch.export.export(strict={flag})` with no dynamic dimension, run at the "
                                        f"example's shapes: told apart from export_{mode}, a failure that needs the "

@@ -2,11 +2,12 @@
 // Built once per run against the installed torch (compat/child/cpp.py); the Python side saves the inputs, compares
 // the outputs with eager, and reads the report.
 //
-// usage: aoti_runner PACKAGE INPUTS OUTPUTS REPORT DEVICE WARMUP REPS
+// usage: aoti_runner PACKAGE INPUTS OUTPUTS REPORT DEVICE WARMUP REPS LOCK
 //   INPUTS   torch.save of a list (one per check point) of lists of CPU tensors: the model's flat inputs
 //   OUTPUTS  written with torch::jit::pickle_save: a list (one per check point) of lists of CPU tensors
 //   REPORT   JSON: the phase reached, the error if any, first-call and steady-state latency (REPS 0: none)
 //   DEVICE   "cuda" or "cpu": where the inputs go (the package itself says where it runs)
+//   LOCK     a file flock()ed while timing the steady state (the run's timing lock of this GPU), or "" for none
 // Exit codes: 0 ran; 3 the package did not load; 4 it did not run; 2 bad usage or unreadable inputs (the harness's).
 
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
@@ -14,6 +15,10 @@
 
 #include <c10/core/Event.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -86,6 +91,19 @@ struct Device {
   }
 };
 
+// The run's timing lock, shared with the Python side's (filelock uses flock too); held for its lifetime.
+struct Locked {
+  int fd = -1;
+  explicit Locked(const std::string& path) {
+    if (path.empty()) return;
+    fd = open(path.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd >= 0) flock(fd, LOCK_EX);
+  }
+  ~Locked() {
+    if (fd >= 0) close(fd);  // closing releases the lock
+  }
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -155,12 +173,13 @@ std::string message_of(const std::exception& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 8) {
-    std::fprintf(stderr, "usage: %s PACKAGE INPUTS OUTPUTS REPORT DEVICE WARMUP REPS\n", argv[0]);
+  if (argc != 9) {
+    std::fprintf(stderr, "usage: %s PACKAGE INPUTS OUTPUTS REPORT DEVICE WARMUP REPS LOCK\n", argv[0]);
     return 2;
   }
   const std::string package = argv[1], inputs_path = argv[2], outputs_path = argv[3], report_path = argv[4];
   const int warmup = std::stoi(argv[6]), reps = std::stoi(argv[7]);
+  const std::string lock = argv[8];
   Report report;
   Device dev{c10::Device(std::string(argv[5]))};
   report.clock = dev.cuda() ? "cuda_event" : "steady_clock";
@@ -193,6 +212,7 @@ int main(int argc, char** argv) {
     write_outputs(outputs_path, outputs);
     report.phase = "steady_state";
     if (reps > 0) {
+      Locked quiet(lock);
       for (const auto& point : inputs) report.steady_us.push_back(steady_us(*loader, point, dev, warmup, reps));
     }
     report.phase = "done";

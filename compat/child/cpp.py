@@ -93,7 +93,7 @@ def run_package(runner: str, package: str, points: list[tuple], device: str, wor
     torch.save([[t.detach().cpu().contiguous() for t in point] for point in points], files["inputs.pt"])
     warmup, reps = (latency.WARMUP, latency.REPS) if device == "cuda" else (0, 0)
     command = [runner, package, *(str(files[n]) for n in ("inputs.pt", "outputs.pt", "report.json")), device,
-               str(warmup), str(reps)]
+               str(warmup), str(reps), latency.lock_path() or ""]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:

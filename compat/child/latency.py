@@ -6,10 +6,17 @@
 - steady state: per check point, the median of REPS calls after WARMUP, each timed with CUDA events on the current
   stream (what the GPU spent, launch overhead included, without the host's scheduling noise).
 The C++ runner (aoti_runner.cpp) measures the same two with the same counts.
+
+A run's children share their GPU, and a timing that overlaps another's measures both: the steady state is timed
+holding the run's lock of that GPU (`lock_path`; the C++ runner takes the same lock with flock). Other cells' checks
+and compiles still run beside it, so a number is one run's under its load: compare cells of one run (compat.report),
+and runs only beyond compat.diff's noise band.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import statistics
 import time
 from typing import TYPE_CHECKING, Callable
@@ -18,6 +25,27 @@ if TYPE_CHECKING:
     from ..cells import Cell
 
 WARMUP, REPS = 5, 30
+LOCK_DIR_ENV = "COMPAT_TIMING_LOCK_DIR"  # set by the parent for every child of a run (compat.session)
+
+
+def lock_path() -> str | None:
+    """The run's timing lock of the GPU this process sees, or None outside a run."""
+    where = os.environ.get(LOCK_DIR_ENV)
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_") or "none"
+    return os.path.join(where, f"timing-gpu-{gpu}.lock") if where else None
+
+
+@contextlib.contextmanager
+def quiet():
+    """Held while timing the steady state: no other timing of the run on this GPU overlaps it."""
+    path = lock_path()
+    if path is None:
+        yield
+        return
+    from filelock import FileLock
+
+    with FileLock(path):
+        yield
 
 
 def wanted(cell: "Cell") -> bool:
@@ -54,7 +82,7 @@ def steady_us(fn: Callable, args: tuple) -> float:
     """The median of REPS timed calls after WARMUP, in microseconds."""
     import torch
 
-    with torch.no_grad():
+    with torch.no_grad(), quiet():
         for _ in range(WARMUP):
             fn(*args)
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(REPS)]
