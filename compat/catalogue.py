@@ -138,7 +138,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           devices=INTERPRETER,
           reason="Dynamo traces into the interpreter's warmup() and stops on Python it cannot model",
           rewrite="none under the interpreter: compile on a GPU"),
-    Known("RuntimeError", r"run_func_\( container_handle_", styles=("custom_op", "library_define"),
+    Known(r"RuntimeError|std::runtime_error", r"run_func_\( container_handle_", styles=("custom_op", "library_define"),
           stages=("aoti_legacy_",),
           reason="an opaque op (a custom_op or a Library impl, which AOTInductor calls back through its proxy "
                  "executor) in a library made by torch._inductor.aot_compile and loaded by torch._export.aot_load: "
@@ -373,7 +373,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "are right. Upstream reworks host TMA in triton_op / wrap_triton after 2.14.1",
           rewrite="launch host-TMA kernels outside torch.compile / AOTI, or use device-side descriptors "
                   "(tl.make_tensor_descriptor)", source="pytorch/pytorch#193608"),
-    Known("RuntimeError", r"run_func_\( container_handle_", kernels=("silu_tma",), styles=("raw_jit",),
+    Known(r"RuntimeError|std::runtime_error", r"run_func_\( container_handle_", kernels=("silu_tma",), styles=("raw_jit",),
           stages=("aoti_",), dtypes=("float32",),
           reason="the AOTI package of a raw host-TMA kernel fails at run time in float32 (bfloat16 and float16 run); "
                  "the C++ runner reports only that the model call failed", rewrite="keep host-TMA kernels out of "

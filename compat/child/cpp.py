@@ -145,7 +145,8 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         report = holder["report"]
         if result.kind == "passed" and latency.wanted(cell):
             result.detail["latency"] = latency.entry(report["first_call_ms"], dict(zip(
-                map(workload.label, holder["points"]), report["steady_us"])), report["clock"])
+                map(workload.label, holder["points"]), zip(report["steady_us"], report["steady_best_us"]))),
+                report["clock"])
         return result
 
     if journal.run(load_phase, load).kind == "passed":
