@@ -351,7 +351,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "threshold and a larger batch recompiles", rewrite="make heuristics depend on static sizes only"),
     Known("TypeError", r"unhashable type: non-nested SymInt", styles=("autotune_raw",),
           stages=("export_nonstrict", "save_load_nonstrict", "decompose_nonstrict", "aoti_nonstrict",
-                  "aoti_max_autotune_nonstrict", "aoti_legacy_nonstrict"),
+                  "aoti_cpp_nonstrict", "aoti_max_autotune_nonstrict", "aoti_legacy_nonstrict"),
           reason="non-strict export with a dynamic batch runs the raw autotuned launch with a symbolic n_elements, and "
                  "Autotuner hashes its key before launching (a static export, export_static_nonstrict, fails on the "
                  "fake data_ptr() instead)", rewrite=TRITON_OP_REWRITE),
@@ -373,7 +373,8 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "are right. Upstream reworks host TMA in triton_op / wrap_triton after 2.14.1",
           rewrite="launch host-TMA kernels outside torch.compile / AOTI, or use device-side descriptors "
                   "(tl.make_tensor_descriptor)", source="pytorch/pytorch#193608"),
-    Known(r"RuntimeError|std::runtime_error", r"run_func_\( container_handle_", kernels=("silu_tma",), styles=("raw_jit",),
+    Known(r"RuntimeError|std::runtime_error", r"run_func_\( container_handle_", kernels=("silu_tma",),
+          styles=("raw_jit",),
           stages=("aoti_",), dtypes=("float32",),
           reason="the AOTI package of a raw host-TMA kernel fails at run time in float32 (bfloat16 and float16 run); "
                  "the C++ runner reports only that the model call failed", rewrite="keep host-TMA kernels out of "

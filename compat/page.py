@@ -216,7 +216,7 @@ def _latency(docs: Docs) -> list[str]:
                 + "".join(f'<td class="num">{_esc(v)}</td>' for v in values) + "</tr>" for k, st, values in first]
         out.append("</tbody></table>")
     for kernel, t in tables:
-        out += [f"<h3>Steady state of <code>{_esc(kernel)}</code>, µs at {_esc(t.point)}</h3>",
+        out += [f"<h3>Steady state of <code>{_esc(kernel)}</code>, µs at {_esc(t.point)} (median / best)</h3>",
                 '<table class="plain lat"><thead><tr><th>style</th>'
                 + "".join(f"<th>{_stage_label(c)}</th>" for c in t.columns) + "</tr></thead><tbody>"]
         out += [f"<tr><td><code>{_esc(style)}</code></td>" + "".join(f'<td class="num">{_esc(v)}</td>' for v in values)

@@ -300,10 +300,12 @@ class Docs:
 
 # ---- Markdown ---------------------------------------------------------------------------------------------------
 
-LATENCY_INTRO = ("Beside the verdicts, never a gate: what a passing cell cost on CUDA (float32), measured in this "
-                 "run while its other cells ran beside it, so compare cells within it. First call: from the start of "
-                 "the load or compile to the first output, in a process that had imported torch already. Steady "
-                 "state: the median of {reps} calls after {warmup}, timed with CUDA events.")
+LATENCY_INTRO = ("Beside the verdicts, never a gate: what a passing cell cost on CUDA (float32). First call: from the "
+                 "start of the load or compile to the first output, in a process that had imported torch already; "
+                 "two runs of the same cells agreed within 1.75x. Steady state: the median / the best of {reps} calls "
+                 "after {warmup}, timed with CUDA events, in µs. It is measured while the run's other cells compile "
+                 "and run on the same GPU, and two runs of the same cells differed by up to 98x (median) and 32x "
+                 "(best): read a steady-state difference only where it is large and holds across kernels.")
 FIRST_CALL_HEAD = ("torch.compile (Inductor), ms", "AOTI package from Python, ms", "AOTI package from C++, ms")
 
 
@@ -344,7 +346,7 @@ def _latency_markdown(docs: "Docs") -> list[str]:
                 "| kernel | style | " + " | ".join(FIRST_CALL_HEAD) + " |", "|---|---|---:|---:|---:|"]
         out += [f"| `{k}` | `{s}` | " + " | ".join(v) + " |" for k, s, v in first] + [""]
     for kernel, t in tables:
-        out += [f"### Steady state of `{kernel}`, µs at {t.point}", "",
+        out += [f"### Steady state of `{kernel}`, µs at {t.point} (median / best)", "",
                 "| style | " + " | ".join(f"`{c}`" for c in t.columns) + " |", "|---" + "|---:" * len(t.columns) + "|"]
         out += [f"| `{style}` | " + " | ".join(values) + " |" for style, values in t.rows] + [""]
     return out
