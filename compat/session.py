@@ -52,8 +52,10 @@ def base_env() -> dict[str, str]:
 
 
 def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
-    """A cell's child's environment; in a run, with where the run's timing locks are (compat.child.latency)."""
-    return base_env() | dict(DEVICES[cell.device].env) | ({latency.LOCK_DIR_ENV: str(run_dir)} if run_dir else {})
+    """A cell's child's environment; in a run, with what compat.child.latency needs: where the run's timing locks
+    are, and which stages are timed."""
+    timing = {latency.LOCK_DIR_ENV: str(run_dir), latency.TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed)}
+    return base_env() | dict(DEVICES[cell.device].env) | (timing if run_dir else {})
 
 
 def _worker() -> str:

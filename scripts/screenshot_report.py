@@ -4,6 +4,7 @@
 
 - support_matrix.png: the grid, a cell the fuzz tests proved wrong opened on its evidence;
 - support_matrix_recommend.png: the recommendation answering "non-strict export, AOTI and gradients";
+- support_matrix_latency.png: the latency section (write-up 002's first-call comparison, steady-state tables);
 - versions.png: the view across versions.
 
 Needs Debian's chromium and chromium-driver and `pip install selenium` (the `docs` extra).
@@ -33,6 +34,10 @@ def main(docs: str) -> None:
         time.sleep(0.3)
         print(f"opened {button.get_attribute('title')}: {driver.find_element(By.ID, 'panel').text[:160]!r}")
         driver.save_screenshot(str(out / "support_matrix.png"))
+        driver.execute_script("document.getElementById('close').click()")
+        driver.execute_script("document.getElementById('latency').scrollIntoView()")
+        time.sleep(0.2)
+        driver.save_screenshot(str(out / "support_matrix_latency.png"))
         driver.get((out / "versions.html").resolve().as_uri())
         driver.save_screenshot(str(out / "versions.png"))
     finally:

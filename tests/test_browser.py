@@ -127,3 +127,25 @@ def test_the_recommendation_answers_which_style_gives_non_strict_export_aoti_and
         assert {c["axes"]["stage"] for c in cells} == set(needed)
         assert all(c["outcome"]["kind"] == "passed" for c in cells), style
     assert offered, "the committed results answer the question with at least one style"
+
+
+def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committed):
+    from selenium.webdriver.common.by import By
+
+    from compat import timings
+
+    page, doc = committed
+    browser.get(page.as_uri())
+    section = browser.find_element(By.ID, "latency")
+    first = section.find_element(By.CSS_SELECTOR, "table.lat")
+    assert "torch.compile (Inductor), ms" in first.text and "AOTI package from C++, ms" in first.text
+    # The first row, as the results say: compile, then the package from Python and from C++.
+    kernel, style = [td.text for td in first.find_elements(By.CSS_SELECTOR, "tbody tr td")[:2]]
+    expected = [timings.first_call_text(timings.of(c)) for stage in timings.FIRST_CALL_STAGES for c in doc["cells"]
+                if c["id"] == f"{kernel}-{style}-{stage}-float32-cuda"]
+    assert [td.text for td in first.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td.num")] == expected
+    # In the grid, a passing timed cell shows its steady state, and its title the first call.
+    shown = browser.find_element(By.CSS_SELECTOR, '.grid .v.passes .lat')
+    assert shown.is_displayed() and shown.text.endswith("µs")
+    title = shown.find_element(By.XPATH, "..").get_attribute("title")
+    assert "first call" in title and "; steady " in title

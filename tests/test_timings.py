@@ -20,8 +20,15 @@ def test_the_record_keeps_median_and_best_per_point_and_the_counts():
                    "clock": "cuda_event", "warmup": latency.WARMUP, "reps": latency.REPS}
 
 
-def test_only_timed_stages_on_cuda_are_timed():
+def test_only_timed_stages_on_cuda_in_a_run_are_timed(monkeypatch, tmp_path):
     from compat.cells import parse_cell_id
+    from compat.session import child_env
+
+    cell = parse_cell_id("silu-triton_op-aoti_cpp_strict-float32-cuda", "test")
+    monkeypatch.delenv(latency.TIMED_ENV, raising=False)
+    assert not latency.wanted(cell)  # outside a run (a fuzz test, a user's script): never timed
+    for key, value in child_env(cell, tmp_path).items():
+        monkeypatch.setenv(key, value)
 
     assert latency.wanted(parse_cell_id("silu-triton_op-aoti_cpp_strict-float32-cuda", "test"))
     assert not latency.wanted(parse_cell_id("silu-triton_op_cpu_fallback-aoti_cpp_strict-float32-cpu", "test"))
