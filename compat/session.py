@@ -176,7 +176,7 @@ class RunSession:
             task, args = FRESH_TASKS[stage.family](build.workdir)
             built = outcome.detail
             if task == "run_cpp":
-                runner = self.cpp_runner(cell)
+                runner = self.cpp_runner()
                 if runner.kind != "passed":
                     return runner
                 args["runner_path"] = runner.detail["path"]
@@ -199,7 +199,7 @@ class RunSession:
         device = canary_device(cell.device)
         canary = self.canary(device)
         if canary.kind == "passed" and STAGES[cell.stage].family in RUNS_LIBRARY_OF:
-            canary = self.cpp_canary(cell, device)
+            canary = self.cpp_canary(device)
         if canary.kind != "passed":
             outcome.detail["environment_failure"] = (
                 f"the AOTI canary (a plain model with no Triton kernel) fails too on {device}: {canary.summary()}; "
@@ -209,7 +209,7 @@ class RunSession:
             outcome.detail["remedy"] = remedy
         return outcome
 
-    def cpp_runner(self, cell: Cell) -> Outcome:
+    def cpp_runner(self) -> Outcome:
         """The C++ runner, built at most once per run (by the first cell that needs it). One that cannot be built
         is an environment failure of every cell that needs it, with what is missing or the compiler's message."""
         from .doctor import build_runner
@@ -230,11 +230,11 @@ class RunSession:
         return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(
             self.launcher, workdir, device, base_env()).to_dict()))
 
-    def cpp_canary(self, cell: Cell, device: str) -> Outcome:
+    def cpp_canary(self, device: str) -> Outcome:
         """The canary's package run by the C++ runner, at most once per run."""
         from .doctor import CANARY_PACKAGE, run_cpp_canary
 
-        runner = self.cpp_runner(cell)
+        runner = self.cpp_runner()
         if runner.kind != "passed":
             return runner
         package = self.run_dir / "artifacts" / f"canary-{device}" / CANARY_PACKAGE
