@@ -54,12 +54,11 @@ def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None 
     of its own (an op may write into them), under `torch.no_grad()`; with `inference_mode`, then again under
     `torch.inference_mode()` (a deployed model's usual mode, whose tensors refuse some in-place and view ops).
 
-    Where the cell's latency is recorded (compat.child.latency), `first` times the first call (one that times a
-    load too, or one made before), and a pass carries the latency under detail["latency"]."""
+    `first` times the first call (one that times a load too, or one made before); where the cell's latency is
+    recorded (compat.child.latency), a pass carries it under detail["latency"]."""
     import torch
 
-    timed = latency.wanted(cell)
-    first = (first or latency.FirstCall()) if timed else None
+    first = first or latency.FirstCall()
     points = points or check_points(cell)
     result = _compare_at(fn, reference, cell, points, detail, torch.no_grad, first)
     if inference_mode and result.kind == "passed":
@@ -71,7 +70,7 @@ def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None 
             again.message = f"{INFERENCE_MODE}: {again.message or ''}"
             again.detail["grad_mode"] = "inference_mode"
         result = again
-    if timed and result.kind == "passed":
+    if latency.wanted(cell) and result.kind == "passed":
         result.detail["latency"] = latency.measure(fn, first, points, lambda p: inputs(cell, p), workload.label)
     return result
 
@@ -307,7 +306,7 @@ def compile_dynamic(c: "Cell") -> Outcome:
     first, second = check_points(c)[1:3]
     first_call = latency.FirstCall()
     with torch.no_grad():
-        (first_call if latency.wanted(c) else lambda f, *a: f(*a))(compiled, *inputs(c, first))
+        first_call(compiled, *inputs(c, first))
     frames_after_first = counter.frame_count
     symbolic = [str(v.shape) for g in counter.graphs for n in g.graph.nodes if n.op == "placeholder"
                 for v in [n.meta.get("example_value")]
