@@ -3,6 +3,7 @@
 What you declare about your own kernels (see compat.contract, and the README's "Test your own kernel"):
 
     from compat import Dim, Kernel, Scalar, Tensor, Tunable, Backward, register_kernel
+    from compat import Op, Module, OneOf, register_op     # your ops exactly as you ship them
     from compat import Known, register_known   # a failure you know, with its reason
 """
 
@@ -10,7 +11,8 @@ __version__ = "0.1.0"
 
 # Imported on first use: `import compat` (the CLI's --version, its help) does not import torch.
 _API = {"Backward": "contract", "Dim": "contract", "Kernel": "contract", "Scalar": "contract", "Shapes": "contract",
-        "Tensor": "contract", "Tunable": "contract", "register_kernel": "kernels", "Known": "catalogue",
+        "Tensor": "contract", "Tunable": "contract", "Op": "contract", "Module": "contract", "OneOf": "contract",
+        "register_kernel": "kernels", "register_op": "kernels", "Known": "catalogue",
         "register_known": "catalogue"}
 __all__ = ["__version__", *_API]
 

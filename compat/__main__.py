@@ -9,6 +9,7 @@ and AOTInductor, and do they still match eager? Run the matrix, gate it on its e
   merge OUT.json RESULTS.json...     one results file from partial runs (shards, runs cut short)
   versions RESULTS.json...           the support matrix across torch versions, from one results file per version
   fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
+  coverage NAMESPACE...              the torch.library ops registered under namespaces, and which are declared
   doctor                             versions, GPUs, and the AOTI canary
 
 Exit status, every command: 0 done and nothing to report; 1 the check found something (a cell differs from its
@@ -68,8 +69,7 @@ def _ini_settings(where: Path) -> dict[str, list[str]]:
 def _repository(where: Path) -> str | None:
     """Make the directory's own kernels known, as its pytest run would (its compat_cases, importable through its
     pythonpath); return the expectations file its ini names, if any."""
-    import importlib
-
+    from .cases import import_cases
     from .plugin import CASES_GROUP
 
     settings = _ini_settings(where)
@@ -77,11 +77,7 @@ def _repository(where: Path) -> str | None:
     from importlib.metadata import entry_points
 
     modules = [*settings.get("compat_cases", []), *(ep.value.split(":")[0] for ep in entry_points(group=CASES_GROUP))]
-    for module in dict.fromkeys(modules):
-        try:
-            importlib.import_module(module)
-        except Exception as exc:  # noqa: BLE001 - named, as the plugin does
-            raise CompatError(f"compat_cases: cannot import {module!r}: {type(exc).__name__}: {exc}") from None
+    import_cases(dict.fromkeys(modules), forks=False)  # this process forks nothing
     named = settings.get("compat_expectations")
     return str(where / named[0]) if named else None
 
@@ -249,6 +245,19 @@ def _fuzz(args: argparse.Namespace) -> int:
     return OK if outcome.kind == "passed" else FOUND
 
 
+def _coverage(args: argparse.Namespace) -> int:
+    """The ops a package registers under each namespace (once the directory's compat_cases are imported), and the
+    declarations as shipped that gate them."""
+    from . import coverage
+
+    for line in coverage.lines(args.namespaces):
+        print(line)
+    if any(not coverage.registered(ns) for ns in args.namespaces):
+        raise CompatError(f"no op is registered under {', '.join(ns for ns in args.namespaces if not coverage.registered(ns))}"
+                          f": name a namespace a compat_cases module's imports register")
+    return FOUND if args.fail_undeclared and any(coverage.undeclared(ns) for ns in args.namespaces) else OK
+
+
 def _pytest_options() -> str:
     from .options import OPTIONS
 
@@ -308,6 +317,10 @@ def parser(prog: str) -> argparse.ArgumentParser:
     fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
     fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
     fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
+    cov = sub.add_parser("coverage", help="list the torch.library ops registered under namespaces, and which are "
+                                          "declared as shipped (compat.Op)")
+    cov.add_argument("namespaces", nargs="+", metavar="NAMESPACE", help="a torch.library namespace, e.g. my_kernels")
+    cov.add_argument("--fail-undeclared", action="store_true", help="exit 1 when an op has no declaration")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     return top
 
@@ -332,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return doctor()
         return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
-                "fuzz": _fuzz}[args.command](args)
+                "fuzz": _fuzz, "coverage": _coverage}[args.command](args)
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE

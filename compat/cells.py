@@ -102,8 +102,12 @@ def why_not_applicable(cell: Cell) -> str | None:
         return f"the stage applies to {', '.join(stage.devices)} only"
     if style.why_not(kernel):
         return style.why_not(kernel)
+    if kernel.devices is not None and cell.device not in kernel.devices:
+        return f"it declares the devices {', '.join(kernel.devices)}"
     if stage.custom_op_only and not style.custom_op:
         return "the stage checks a torch.library op, which the style does not register"
+    if style.why_not_in(cell.stage, kernel):
+        return style.why_not_in(cell.stage, kernel)
     if stage.needs - kernel.features():
         return "; ".join(MISSING_FEATURE[n] for n in sorted(stage.needs - kernel.features()))
     if cell.device == "cpu" and not style.cpu_kernel:

@@ -19,3 +19,8 @@ class ResultsError(CompatError):
 
 class HarnessError(RuntimeError):
     """The harness itself failed (a child could not resolve its cell, a bug of ours): never a cell's outcome."""
+
+
+class DeclarationError(HarnessError):
+    """A user's declaration failed (its reference or another callback raised, it disagrees with what its op
+    returns, its op launched nothing a graph could prove): a harness error naming it, never a cell's outcome."""

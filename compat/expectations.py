@@ -144,12 +144,13 @@ class Expectations:
                      for section in SECTIONS for cid, rows in data.get(section, {}).items()}
 
     @classmethod
-    def for_run(cls, path: str | os.PathLike, named: bool) -> "Expectations":
-        """The run's expectations: `path`, which may not exist yet unless the user `named` it (accept creates it),
-        backed by the suite's own file."""
+    def for_run(cls, path: str | os.PathLike, named: bool, accept: bool = False) -> "Expectations":
+        """The run's expectations: `path`, which may not exist yet where the run will create it (`accept`) or the
+        user did not name it (a typo in a named file that is only read is refused), backed by the suite's own
+        file."""
         path = Path(path)
         fallback = cls.load(SUITE) if SUITE.exists() and path.resolve() != SUITE else None
-        if not path.exists() and not named:
+        if not path.exists() and (accept or not named):
             return cls(path, {"schema": SCHEMA, "cells": {}}, fallback)
         own = cls.load(path)
         own.fallback = fallback

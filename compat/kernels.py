@@ -13,22 +13,32 @@ import triton
 import triton.language as tl
 from torch import Tensor as TorchTensor
 
-from .contract import Backward, Dim, Kernel, Scalar, Shapes, Tensor, Tunable, check_schema
+from .contract import Backward, Contract, Dim, Kernel, Op, Scalar, Shapes, Tensor, Tunable, check_schema
 from .errors import RegistryError
 
-KERNELS: dict[str, Kernel] = {}
+KERNELS: dict[str, Contract] = {}  # the kernel axis: bare kernels and ops as shipped, by name
+
+
+def _register(entry: Contract, kind: type, how: str) -> Contract:
+    if not isinstance(entry, kind):
+        raise RegistryError(f"{how}: expected a compat.{kind.__name__}, got {type(entry).__name__}")
+    known = KERNELS.get(entry.name)
+    if known is not None and known is not entry:
+        raise RegistryError(f"{entry.module}: {entry.what} {entry.name!r} is already declared by {known.module}")
+    KERNELS[entry.name] = entry
+    return entry
 
 
 def register_kernel(kernel: Kernel) -> Kernel:
     """Add a kernel to the matrix. Its name must be new; its signature must be one torch.library can take."""
-    if not isinstance(kernel, Kernel):
-        raise RegistryError(f"register_kernel: expected a compat.Kernel, got {type(kernel).__name__}")
-    known = KERNELS.get(kernel.name)
-    if known is not None and known is not kernel:
-        raise RegistryError(f"{kernel.module}: kernel {kernel.name!r} is already declared by {known.module}")
-    check_schema(kernel)
-    KERNELS[kernel.name] = kernel
-    return kernel
+    if isinstance(kernel, Kernel):
+        check_schema(kernel)
+    return _register(kernel, Kernel, "register_kernel")
+
+
+def register_op(op: Op) -> Op:
+    """Add an op as shipped to the matrix (the kernel axis; its style is `as_shipped`). Its name must be new."""
+    return _register(op, Op, "register_op")
 
 
 def _grid(n_elements):

@@ -1,10 +1,15 @@
 """How a cell's op becomes a model, and the inputs every stage checks it at.
 
-Two embeddings (`Kernel.embedding`):
+Three embeddings (`Kernel.embedding`, `Op.embedding`):
 - `sandwich`: the write-up's model, Linear(128->64) -> op -> Linear(64->128), eval, weights uniform in [-1, 1] from a
   fixed seed; its input is a batch of 128 features, checked at batch 1, 37 and 1024 and exported over Dim(1..1024).
-- `op`: the op alone; its inputs are the kernel's declared tensors at the sizes its dims declare, checked at each of
+- `op`: the op alone; its inputs are the kernel's declared tensors at the sizes their dims declare, checked at each of
   their check points and exported with their dynamic dims.
+- `module`: a user's nn.Module as shipped (`Op(shipped=Module(cls, ...))`), its parameters part of the model, inputs
+  as for `op`; its reference model holds a copy of the same parameters.
+
+Where a declaration has choices (an optional tensor, a Scalar's choices, a OneOf), the model calls the op once per
+variant and returns every variant's outputs: one trace, export and package cover them all.
 
 Every process that rebuilds a cell's model (a child, a loader of an AOTI package) gets the same weights and inputs
 from the same seed, so an output computed in one process can be compared with eager computed in another.
@@ -12,16 +17,18 @@ from the same seed, so an output computed in one process can be compared with ea
 
 from __future__ import annotations
 
+import copy
 import functools
 import operator
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from .contract import Tensor
+from .contract import GIVEN, Module, Tensor
+from .errors import DeclarationError
 
 if TYPE_CHECKING:
-    from .contract import Kernel
+    from .contract import Contract as Kernel
 
 IN_FEATURES, HIDDEN = 128, 64
 EXAMPLE_BATCH = 8  # the batch the sandwich is traced and exported with
@@ -37,23 +44,55 @@ def torch_device(device: str) -> str:
 
 def as_function(kernel: "Kernel", fn: Callable) -> Callable:
     """`fn` (the op, or the kernel's reference) as a function of the tensors a caller provides, returning the op's
-    outputs as a tuple (the tensors it writes into, for an op that returns nothing). Scalars take their defaults. An
-    any-shape kernel is called with its first tensor; the tensors it writes into are allocated like that one."""
-    return lambda *provided: kernel.call(fn, *arguments(kernel, provided))
+    outputs as a tuple (the tensors it writes into, for an op that returns nothing), every variant's in turn.
+    Scalars take their defaults, or each of their choices. An any-shape kernel is called with its first tensor; the
+    tensors it writes into are allocated like that one."""
+    variants = kernel.variants()
+    return lambda *provided: call_variants(kernel, variants, fn, provided)
 
 
-def arguments(kernel: "Kernel", provided) -> list:
-    """The op's arguments, in declaration order, from the tensors a caller provides (see as_function)."""
-    given, first, first_tensor = iter(provided), provided[0], kernel.tensors[0].name
+def call_variants(kernel: "Kernel", variants: list[dict[str, Any]], fn: Callable, provided) -> tuple:
+    """fn called once per variant; the outputs of all, in order. Between variants, an input the op writes into is
+    a copy, so one variant's write is not the next one's input."""
+    outputs = ()
+    for variant in variants:
+        outputs += kernel.call(fn, *arguments(kernel, provided, variant, copy_written=len(variants) > 1))
+    return outputs
+
+
+def arguments(kernel: "Kernel", provided, variant: dict[str, Any] | None = None, copy_written: bool = False) -> list:
+    """The op's arguments, in declaration order, from the tensors a caller provides (see as_function), for one
+    variant of its choices (the defaults unless given)."""
+    variant = variant or kernel.variants()[0]
+    first, first_tensor = provided[0], kernel.tensors[0].name
+    tensors = dict(zip((t.name for t in kernel.tensors), provided))
     args = []
     for spec in kernel.inputs:
-        if not isinstance(spec, Tensor):
-            args.append(spec.default)
+        choice = variant[spec.name]
+        if choice is not GIVEN:
+            args.append(choice)  # a scalar's value, or None for an optional tensor left out
         elif kernel.any_shape and spec.name != first_tensor:
             args.append(torch.empty_like(first) if spec.name in kernel.mutates else first.clone())
         else:
-            args.append(next(given))
+            written = copy_written and spec.name in kernel.mutates
+            args.append(tensors[spec.name].clone() if written else tensors[spec.name])
     return args
+
+
+def declared(kernel: "Kernel", fn: Callable, what: str) -> Callable:
+    """A callback of the declaration (its reference, error_scale, Module class): what it raises is the
+    declaration's fault, a harness error naming it, never the cell's outcome."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except DeclarationError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - named as the declaration's fault
+            raise DeclarationError(f"{kernel.module}: {kernel.what} {kernel.name!r}: its {what} raised "
+                                   f"{type(exc).__name__}: {exc}") from exc
+
+    return call
 
 
 class KernelSandwich(torch.nn.Module):
@@ -78,17 +117,86 @@ class OpModule(torch.nn.Module):
         return self.fn(*args)  # the tuple of the op's outputs
 
 
-def build(kernel: "Kernel", fn: Callable, dtype: str, device: str) -> torch.nn.Module:
-    """The cell's model around `fn` (the op, or the reference), as the kernel's embedding says."""
+class ShippedModule(torch.nn.Module):
+    """A user's module as shipped, called with the declared arguments of each variant; its parameters are this
+    model's (`module.<name>`), reached through `self`, as export and Dynamo lift them."""
+
+    def __init__(self, kernel: "Kernel", module: torch.nn.Module):
+        super().__init__()
+        self.module, self.kernel, self.variants = module, kernel, kernel.variants()
+
+    def forward(self, *args):  # named as OpModule's: export's dynamic shapes name them "args"
+        return call_variants(self.kernel, self.variants, self.module, args)
+
+
+class ReferenceModule(torch.nn.Module):
+    """The declared reference over a copy of the shipped module's parameters (same names, so gradients compare)."""
+
+    def __init__(self, kernel: "Kernel", module: torch.nn.Module):
+        super().__init__()
+        self.module, self.kernel, self.variants = module, kernel, kernel.variants()
+        self.reference = declared(kernel, kernel.reference, "reference")
+
+    def forward(self, *args):
+        return call_variants(self.kernel, self.variants, functools.partial(self.reference, self.module), args)
+
+
+def shipped_module(kernel: "Kernel", spec: Module, dtype: str, device: str) -> torch.nn.Module:
+    """The user's module, made from the seed, its floating-point parameters drawn (or `init`), in the cell's dtype."""
+    torch.manual_seed(SEED)
+    module = declared(kernel, spec.cls, "Module class")(*spec.args, **spec.kwargs)
+    with torch.no_grad():
+        if spec.init is not None:
+            declared(kernel, spec.init, "Module init")(module)
+        else:
+            for p in module.parameters():
+                if p.is_floating_point():
+                    p.uniform_(-1.0, 1.0)
+    return module.to(device=torch_device(device), dtype=getattr(torch, dtype)).eval()
+
+
+def pair(kernel: "Kernel", op: Any, dtype: str, device: str, embedded: bool = True):
+    """The cell's model around the style's op, and the same model around the eager reference. `embedded=False`:
+    the op alone even where the kernel's embedding is the sandwich (the fuzz tests')."""
+    reference = declared(kernel, kernel.reference, "reference")
+    if kernel.embedding == "module":
+        module = shipped_module(kernel, op, dtype, device)
+        return ShippedModule(kernel, module), ReferenceModule(kernel, copy.deepcopy(module))
+    if kernel.embedding == "sandwich" and embedded:
+        return sandwich(kernel, op, dtype, device), sandwich(kernel, reference, dtype, device)
+    return OpModule(as_function(kernel, op)), OpModule(as_function(kernel, reference))
+
+
+def sandwich(kernel: "Kernel", fn: Callable, dtype: str, device: str) -> torch.nn.Module:
+    """The write-up's model around `fn` (the op, or the reference)."""
     function = as_function(kernel, fn)
-    if kernel.embedding == "op":
-        return OpModule(function)
     torch.manual_seed(SEED)
     model = KernelSandwich(lambda h: functools.reduce(operator.add, function(h)))
     with torch.no_grad():
         for p in model.parameters():
             p.uniform_(-1.0, 1.0)
     return model.to(device=torch_device(device), dtype=getattr(torch, dtype)).eval()
+
+
+def output_names(kernel: "Kernel") -> list[str]:
+    """How each of the model's outputs is called in a comparison: its index, after its variant where there are
+    several (the first variant, the defaults, unnamed)."""
+    count = len(kernel.outputs) or len(kernel.mutates)
+    return [", ".join(filter(None, (kernel.variant_label(v), f"output {i}")))
+            for v in kernel.variants() for i in range(count)]
+
+
+def error_scales(kernel: "Kernel", reference_model: torch.nn.Module, provided) -> tuple:
+    """The declared error_scale of every variant's arguments, one tensor per output, in the outputs' order; it
+    takes the reference's parameters (a shipped module's first)."""
+    fn = declared(kernel, kernel.error_scale, "error_scale")
+    if isinstance(reference_model, ReferenceModule):
+        fn = functools.partial(fn, reference_model.module)
+    scales = ()
+    for variant in kernel.variants():
+        result = fn(*arguments(kernel, provided, variant))
+        scales += tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    return scales
 
 
 def make_input(batch: int, dtype: str, device: str) -> torch.Tensor:
@@ -101,15 +209,28 @@ def shape_of(spec: Tensor, sizes: dict[str, int]) -> tuple[int, ...]:
     return tuple(sizes[d] if isinstance(d, str) else d for d in spec.dims)
 
 
+INTEGER_VALUES = (0, 8)  # an integer tensor's range where it declares none
+
+
+def integer_range(spec: Tensor, sizes: dict[str, int]) -> tuple[int, int]:
+    """An integer tensor's [low, high), its bounds resolved (a bound may name a dim: targets of a vocabulary)."""
+    return tuple(sizes[b] if isinstance(b, str) else b for b in spec.values or INTEGER_VALUES)
+
+
 def make_inputs(kernel: "Kernel", sizes: dict[str, int], dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     """The op embedding's inputs at `sizes` (dimension name -> size): standard normal values from a seed that
-    depends on the sizes, in the cell's dtype unless the tensor declares its own."""
+    depends on the sizes, in the cell's dtype unless the tensor declares its own (an integer one: uniform in its
+    range)."""
     seed = SEED + sum(sizes.values())
     out = []
     for i, spec in enumerate(kernel.tensors):
         gen = torch.Generator().manual_seed(seed + i)
-        t = torch.randn(shape_of(spec, sizes), generator=gen, dtype=torch.float64)
-        out.append(t.to(device=torch_device(device), dtype=getattr(torch, spec.dtype or dtype)))
+        kind = getattr(torch, spec.dtype or dtype)
+        if kind.is_floating_point:
+            t = torch.randn(shape_of(spec, sizes), generator=gen, dtype=torch.float64)
+        else:
+            t = torch.randint(*integer_range(spec, sizes), shape_of(spec, sizes), generator=gen)
+        out.append(t.to(device=torch_device(device), dtype=kind))
     return tuple(out)
 
 

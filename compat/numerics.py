@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from .errors import DeclarationError
+
 TOL = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
 
 
@@ -36,10 +38,12 @@ def compare(out: torch.Tensor, ref: torch.Tensor, label: str) -> dict[str, Any]:
         return result
     out64, ref64 = out.detach().double().cpu(), ref.detach().double().cpu()
     if not torch.isfinite(ref64).all():
-        raise ValueError(f"{label}: the eager reference is not finite; the comparison would prove nothing")
+        raise DeclarationError(f"{label}: the eager reference is not finite; the comparison would prove nothing "
+                               f"(the declared inputs or reference are at fault)")
     scale = ref64.abs().max().item()
     if scale == 0.0:
-        raise ValueError(f"{label}: the eager reference is all zeros; the comparison would prove nothing")
+        raise DeclarationError(f"{label}: the eager reference is all zeros; the comparison would prove nothing "
+                               f"(the declared inputs or reference are at fault)")
     err = (out64 - ref64).abs()
     nonfinite = int((~torch.isfinite(out64)).sum())  # NaN never passes
     max_abs = float("inf") if nonfinite else err.max().item()

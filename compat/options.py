@@ -26,6 +26,10 @@ OPTIONS = (
     (("--compat-fuzz-profile",), dict(default=None, metavar="NAME",
                                       help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
                                            "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")),
+    (("--compat-require-declared",), dict(default=None, metavar="NAMESPACES",
+                                          help="comma-separated torch.library namespaces whose every registered op "
+                                               "must be declared as shipped (compat.Op): the run fails naming the "
+                                               "others (default: ini compat_require_declared)")),
     (("--compat-children",), dict(default=DEFAULT_MODE, choices=MODES,
                                   help=f"how children start: forked from a warm server per worker (fast) or fresh "
                                        f"interpreters (the old way, for comparison); default: {DEFAULT_MODE}")),

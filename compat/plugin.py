@@ -6,7 +6,6 @@ measured, marked as interrupted, and leaves no process behind."""
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import re
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from .atomic import check_writable
+from .cases import import_cases
 from .errors import CompatError, HarnessError
 from .options import AXES, OPTIONS
 
@@ -41,6 +41,8 @@ def pytest_addoption(parser):
                        "accept creates it")
     for axis in AXES:
         parser.addini(f"compat_{axis}s", default=None, help=f"the {axis} names to run unless --compat-{axis}s says")
+    parser.addini("compat_require_declared", type="args", default=[],
+                  help="torch.library namespaces whose every registered op must be declared as shipped (compat.Op)")
 
 
 def case_modules(config) -> tuple[str, ...]:
@@ -67,18 +69,21 @@ class CompatRun:
 
         self.config = config
         self.cases = case_modules(config)
-        for module in self.cases:  # before any name is checked: they add kernels to the registries
-            try:
-                importlib.import_module(module)
-            except Exception as exc:  # noqa: BLE001 - any failure to import is the user's to see, named
-                raise CompatError(f"compat_cases: cannot import {module!r}: {type(exc).__name__}: {exc}") from None
+        # Before any name is checked: they add kernels to the registries.
+        import_cases(self.cases, forks=config.getoption("compat_children") == "forked")
         self.accept = config.getoption("compat_accept")
         self.is_worker = hasattr(config, "workerinput")
         self.has_workers = False  # xdist workers run the cells (known at session start)
         named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
         default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
             ini or "expectations.yaml")
-        self.expectations = Expectations.for_run(named or default, named is not None)
+        self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
+        if self.accept and not hasattr(config, "workerinput"):  # the file accept writes at the end: now or never
+            try:
+                check_writable(self.expectations.path)
+            except OSError as exc:
+                raise pytest.UsageError(f"--compat-accept: {self.expectations.path} cannot be written ({exc}); no "
+                                        f"cell was run") from None
         self.baseline_path = config.getoption("compat_baseline")
         if self.baseline_path and not hasattr(config, "workerinput"):  # bad input stops the run before any cell
             from .errors import ResultsError
@@ -96,6 +101,9 @@ class CompatRun:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
         self.only = _read_cell_list(config.getoption("compat_cells"))
+        named = config.getoption("compat_require_declared")
+        self.require_declared = ([n.strip() for n in named.split(",") if n.strip()] if named
+                                 else config.getini("compat_require_declared"))
         if self.select and not self.selected:
             # Each name is valid, but together they name nothing the matrix holds (say, a CUDA-only stage on a CPU
             # device): a usage error, not a green run of nothing.
@@ -257,6 +265,11 @@ class CompatRun:
                             paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE))
         self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
 
+    def pytest_collection_modifyitems(self, session, config, items):
+        # One test per namespace whose ops must all be declared: a gate failure that names the undeclared ones.
+        items.extend(NamespaceCoverage.from_parent(session, name=f"compat_require_declared[{namespace}]",
+                                                   namespace=namespace) for namespace in self.require_declared)
+
     def pytest_runtest_logreport(self, report):
         sections = {name: section for section, name in RECORD.items()}
         self.fuzz_collected |= "::test_fuzz[" in report.nodeid  # also its empty-parameter-set placeholder
@@ -354,6 +367,28 @@ class CompatRun:
                                                                        if self.interrupted else ""))
         if self.kept_run_dir:
             terminalreporter.write_line(f"run directory (child logs, artifacts): {self.run_dir}")
+
+
+class NamespaceCoverage(pytest.Item):
+    """Every op registered under a namespace has a declaration as shipped (compat.coverage)."""
+
+    def __init__(self, *, namespace: str, **kwargs):
+        super().__init__(**kwargs)
+        self.namespace = namespace
+
+    def runtest(self):
+        from . import coverage
+
+        if not coverage.registered(self.namespace):
+            pytest.fail(f"no op is registered under {self.namespace!r}: is the package that registers them imported "
+                        f"by a compat_cases module?", pytrace=False)
+        missing = coverage.undeclared(self.namespace)
+        if missing:
+            pytest.fail(f"{len(missing)} op(s) of {self.namespace!r} have no declaration as shipped (compat.Op): "
+                        f"{', '.join(missing)}", pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, self.name
 
 
 _KEY = pytest.StashKey[CompatRun]()

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from .errors import CompatError
-from .model import shape_of, torch_device
+from .model import integer_range, shape_of, torch_device
 
 # The element budget of one example, and the top of an exported artifact's dynamic range: the device's
 # `fuzz_elements` (compat.cells), this by default.
@@ -87,15 +87,18 @@ def _values(shape: tuple[int, ...], seed: int, example: Example, t: torch.dtype,
 def _laid_out(values: torch.Tensor, layout: str, device: str) -> torch.Tensor:
     """`values` on the device in `layout`: the same values, in other memory."""
     t, shape, dev = values.dtype, tuple(values.shape), torch_device(device)
+    # Around a view: NaN, which a kernel that reads past it carries into its output; an integer tensor (indices)
+    # gets 0, which any kernel may read safely.
+    fill = math.nan if t.is_floating_point else 0
     if layout == "contiguous":
         return values.to(dev)
     if layout == "transposed":  # stored with the last two dimensions swapped
         return values.transpose(-1, -2).contiguous().to(dev).transpose(-1, -2)
     if layout == "sliced":  # a narrowed view of a wider last dimension; for 1-D, an offset view
-        base = torch.full((*shape[:-1], shape[-1] + 2), math.nan, dtype=t, device=dev)
+        base = torch.full((*shape[:-1], shape[-1] + 2), fill, dtype=t, device=dev)
         view = base[..., 1:shape[-1] + 1]
     elif layout == "strided":  # every other element of the first dimension
-        base = torch.full((2 * shape[0], *shape[1:]), math.nan, dtype=t, device=dev)
+        base = torch.full((2 * shape[0], *shape[1:]), fill, dtype=t, device=dev)
         view = base[::2]
     else:
         raise ValueError(f"unknown layout {layout!r}; layouts: {', '.join(LAYOUTS)}")
@@ -120,9 +123,12 @@ def materialize_inputs(kernel, example: Example, dtype: str, device: str) -> tup
         return (materialize(example, dtype, device),)
     sizes, out = dict(example.sizes), []
     for i, spec in enumerate(kernel.tensors):
-        shape = shape_of(spec, sizes)
-        values = _values(shape, example.seed + i, example, getattr(torch, spec.dtype or dtype),
-                         example.specials if i == 0 else ())
+        shape, kind = shape_of(spec, sizes), getattr(torch, spec.dtype or dtype)
+        if kind.is_floating_point:
+            values = _values(shape, example.seed + i, example, kind, example.specials if i == 0 else ())
+        else:  # indices, targets: uniform in the declared range, whatever the example's scale
+            gen = torch.Generator().manual_seed(example.seed + i)
+            values = torch.randint(*integer_range(spec, sizes), shape, generator=gen).to(kind)
         out.append(_laid_out(values, example.layout if _admits(example.layout, shape) else "contiguous", device))
     return tuple(out)
 

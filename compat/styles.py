@@ -1,15 +1,16 @@
-"""Wrapping-style axis: the ways people hand a Triton kernel to PyTorch.
+"""Wrapping-style axis: the ways people hand a Triton kernel to PyTorch, and `as_shipped`, a user's op run as it is.
 
 A style turns a `Kernel` into an op with the kernel's declared signature (`build`) and names the graph node that
 proves a traced graph holds the kernel (`graph_marker`). What it needs of a kernel (`needs`) decides where it
 applies; where it does not, `why_not` says why (never a skip). Adding a style means adding one `Style(...)` below.
+`as_shipped` wraps nothing: it hands on an `Op`'s own callable, and its graph proof is what the op launched in eager
+(compat.child.launches).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -17,7 +18,7 @@ import torch
 import triton
 from torch.library import triton_op, wrap_triton
 
-from .contract import MISSING_FEATURE, Kernel, Tensor
+from .contract import MISSING_FEATURE, Contract, Kernel, Op, Tensor
 from .errors import RegistryError
 from .kernels import KERNELS
 
@@ -31,6 +32,7 @@ FAMILIES = {
     "launch idiom": "how a plain Python function launches the kernel",
     "autotune & heuristics": "Triton's decorators that choose launch parameters, and what they are told",
     "autograd": "how the kernel's gradient is attached",
+    "as shipped": "your op exactly as you ship it, run unchanged",
 }
 
 
@@ -39,26 +41,39 @@ class Style:
     name: str
     doc: str
     build: Callable[[Kernel], Callable]
-    graph_marker: Callable[[Kernel], str]  # a substring of the traced node's target
-    needs: frozenset[str] = frozenset()  # Kernel.features() the style uses
+    # A substring of the traced node's target; None: the op's own launches prove it (as_shipped).
+    graph_marker: Callable[[Kernel], str] | None
+    needs: frozenset[str] = frozenset()  # features() the style uses (a bare kernel's "triton" is added below)
     custom_op: bool = False  # registers a torch.library op, so torch.library.opcheck applies
     cpu_kernel: bool = False  # has a CPU path, so it runs on the plain `cpu` device
     flop_formula: bool = False  # registers a FLOP formula, which flop_count then holds the count to
     family: str = "registration"  # its FAMILIES group in the documentation
+    # Per stage, the feature an entry needs for the stage to apply in this style (as_shipped invents no FLOP
+    # formula, gradient or library op of its own).
+    stage_needs: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise RegistryError(f"style {self.name!r}: family {self.family!r} is none of {', '.join(FAMILIES)}")
+        # A style wraps a bare kernel unless it runs an op as shipped; one that registers an op needs a schema.
+        implied = {"triton"} if "shipped" not in self.needs else set()
+        implied |= {"schema"} if self.custom_op and "shipped" not in self.needs else set()
+        object.__setattr__(self, "needs", frozenset(self.needs | implied))
 
-    def why_not(self, kernel: Kernel) -> str | None:
+    def why_not(self, kernel: Contract) -> str | None:
         """Why the style does not apply to the kernel, or None when it does."""
-        if kernel.styles is not None and self.name not in kernel.styles:
+        if getattr(kernel, "styles", None) is not None and self.name not in kernel.styles:
             return kernel.styles_why or f"the kernel runs only the styles {', '.join(kernel.styles)}"
         missing = sorted(self.needs - kernel.features())
         return "; ".join(MISSING_FEATURE[m] for m in missing) or None
 
-    def applies_to(self, kernel: Kernel) -> bool:
+    def applies_to(self, kernel: Contract) -> bool:
         return self.why_not(kernel) is None
+
+    def why_not_in(self, stage: str, kernel: Contract) -> str | None:
+        """Why a stage does not apply to the kernel in this style (a feature the style needs there), or None."""
+        need = dict(self.stage_needs).get(stage)
+        return MISSING_FEATURE[need] if need and need not in kernel.features() else None
 
 
 def op_name(kernel: Kernel, style: str) -> str:
@@ -85,40 +100,37 @@ def _library_op(kernel: Kernel, style: str, impl):
 
 def _untuned_meta(kernel: Kernel) -> dict:
     """The launch constexprs no autotune config or heuristic chooses."""
-    return {k: v for k, v in kernel.meta if k not in kernel.tunable.choices}
+    return {k: v for k, v in kernel.meta if k not in kernel.tunable.names}
 
 
 def _autotuned(jit, kernel: Kernel, over_tunables: bool = True, pre_hook=None, **autotune):
-    """`@triton.autotune` over the product of the tunables' choices (each config with `pre_hook`, if given), keyed on
-    the declared sizes; `autotune`: its other arguments (prune_configs_by, restore_value, reset_to_zero)."""
+    """`@triton.autotune` over the tunables' configs (each with `pre_hook`, if given), keyed on the declared sizes;
+    `autotune`: its other arguments (prune_configs_by, restore_value, reset_to_zero)."""
     tunable = kernel.tunable
     if over_tunables:
-        names = list(tunable.choices)
-        configs = [triton.Config(dict(zip(names, values)), pre_hook=pre_hook)
-                   for values in itertools.product(*tunable.choices.values())]
+        configs = tunable.triton_configs(pre_hook)
     else:  # the tunables are someone else's to choose (a heuristic): autotune the warps
         configs = [triton.Config({}, num_warps=w) for w in (2, 4)]
     return triton.autotune(configs=configs, key=list(tunable.key), **autotune)(jit)
 
 
 def _heuristic(jit, kernel: Kernel):
-    """Each tunable constexpr: its smallest choice while the first key argument is at most the threshold, else its
-    largest (a heuristic that reads a size, as real ones do)."""
+    """Each tunable constexpr: the smallest config's value while the first key argument is at most the threshold,
+    else the largest's (a heuristic that reads a size, as real ones do)."""
     tunable = kernel.tunable
     size = tunable.key[0]
+    small, large = tunable.smallest(), tunable.largest()
     return triton.heuristics({
-        name: (lambda small, large: lambda args: small if args[size] <= tunable.threshold else large)(
-            min(choices), max(choices))
-        for name, choices in tunable.choices.items()})(jit)
+        name: (lambda lo, hi: lambda args: lo if args[size] <= tunable.threshold else hi)(small[name], large[name])
+        for name in tunable.names})(jit)
 
 
 def _constant_heuristic(jit, kernel: Kernel):
-    """Each tunable constexpr: the kernel's own launch value (its largest choice where it declares none), whatever
-    the arguments: a heuristic that reads no size."""
-    own = dict(kernel.meta)
+    """Each tunable constexpr: the kernel's own launch value (the largest config's where it declares none),
+    whatever the arguments: a heuristic that reads no size."""
+    own, large = dict(kernel.meta), kernel.tunable.largest()
     return triton.heuristics({
-        name: (lambda value: lambda args: value)(own.get(name, max(choices)))
-        for name, choices in kernel.tunable.choices.items()})(jit)
+        name: (lambda value: lambda args: value)(own.get(name, large[name])) for name in kernel.tunable.names})(jit)
 
 
 def _keep_smaller_half(configs, named_args, **kwargs):
@@ -280,6 +292,14 @@ def _merge(kernel: Kernel, tensors: list, others: list) -> list:
     return [next(t) if isinstance(spec, Tensor) else next(o) for spec in kernel.inputs]
 
 
+def _outputs_and_saved(kernel: Kernel, result) -> tuple:
+    """A launch's result split into the op's outputs (as the op returns them) and the tensors saved for backward."""
+    if not kernel.saved:
+        return result, ()
+    result, n = tuple(result), len(kernel.outputs)
+    return (result[0] if n == 1 else result[:n]), result[n:]
+
+
 def _input_grads(kernel: Kernel, grads) -> tuple:
     """The backward kernel's gradients (one per differentiable tensor input) as autograd wants them: one per input,
     None for scalars and non-differentiable tensors."""
@@ -287,22 +307,36 @@ def _input_grads(kernel: Kernel, grads) -> tuple:
     return tuple(next(grads) if isinstance(spec, Tensor) and spec.differentiable else None for spec in kernel.inputs)
 
 
+def _named_parameters(kernel: Kernel, body: Callable) -> Callable:
+    """`body(ctx, args)` as a function of `(ctx, <each input by its declared name>)`."""
+    names = ", ".join(a.name for a in kernel.inputs)
+    namespace = {"body": body}
+    exec(f"def forward(ctx, {names}):\n    return body(ctx, ({names},))\n", namespace)  # noqa: S102 - names are identifiers
+    return namespace["forward"]
+
+
 def _autograd_function(kernel: Kernel, wrap: bool = False):
     bwd = kernel.backward
     meta = dict(kernel.meta)
     launched = (lambda jit: wrap_triton(jit)) if wrap else (lambda jit: jit)
 
+    def forward_body(ctx, args):
+        tensors, ctx.others = _split(kernel, args)
+        outputs, saved = _outputs_and_saved(kernel, kernel.launch(launched(kernel.jit), meta, *args))
+        ctx.save_for_backward(*tensors, *saved)
+        ctx.inputs = len(tensors)
+        return outputs
+
     class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, *args):
-            tensors, ctx.others = _split(kernel, args)
-            ctx.save_for_backward(*tensors)
-            return kernel.launch(launched(kernel.jit), meta, *args)
+        # forward(ctx, <each input by name>), as users write it: Dynamo binds a `*args` forward wrongly (torch 2.13
+        # passes one of two tensor arguments), which no user's Function meets.
+        forward = staticmethod(_named_parameters(kernel, forward_body))
 
         @staticmethod
         def backward(ctx, *grads):
-            args = _merge(kernel, list(ctx.saved_tensors), ctx.others)
-            return _input_grads(kernel, bwd.launch(launched(bwd.jit), meta, *args, *grads))
+            tensors = list(ctx.saved_tensors)
+            args = _merge(kernel, tensors[:ctx.inputs], ctx.others)
+            return _input_grads(kernel, bwd.launch(launched(bwd.jit), meta, *args, *tensors[ctx.inputs:], *grads))
 
     def apply(*args):
         return KernelFunction.apply(*args)
@@ -317,27 +351,31 @@ def _register_autograd(kernel: Kernel):
     op = _triton_op(kernel, "register_autograd")
     forward = kernel.signature()
     differentiable = [a for a in kernel.tensors if a.differentiable]
-    grad_params = [inspect.Parameter(f"grad_{name}", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                     annotation=torch.Tensor) for name in kernel.outputs]
+    tensor_params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=torch.Tensor)
+                     for name in (*kernel.saved, *(f"grad_{o}" for o in kernel.outputs))]
     returns = torch.Tensor if len(differentiable) == 1 else tuple[(torch.Tensor,) * len(differentiable)]
 
     def backward_impl(*args):
         grads = tuple(bwd.launch(wrap_triton(bwd.jit), meta, *args))
+        # An op returns no alias of its input: a gradient the kernel wrote into an argument (mutates) is copied out.
+        grads = tuple(g.clone() if any(g is a for a in args) else g for g in grads)
         return grads[0] if len(grads) == 1 else grads
 
     backward_impl.__signature__ = inspect.Signature(
-        [p.replace(default=inspect.Parameter.empty) for p in forward.parameters.values()] + grad_params,
+        [p.replace(default=inspect.Parameter.empty) for p in forward.parameters.values()] + tensor_params,
         return_annotation=returns)
     backward_op = triton_op(f"{OP_NAMESPACE}::{op_name(kernel, 'register_autograd')}_backward",
-                            mutates_args=())(backward_impl)
+                            mutates_args=bwd.mutates)(backward_impl)
 
     def setup_context(ctx, inputs, output):
         tensors, ctx.others = _split(kernel, inputs)
-        ctx.save_for_backward(*tensors)
+        ctx.save_for_backward(*tensors, *_outputs_and_saved(kernel, output)[1])
+        ctx.inputs = len(tensors)
 
     def backward(ctx, *grads):
-        args = _merge(kernel, list(ctx.saved_tensors), ctx.others)
-        return _input_grads(kernel, backward_op(*args, *grads))
+        tensors = list(ctx.saved_tensors)
+        args = _merge(kernel, tensors[:ctx.inputs], ctx.others)
+        return _input_grads(kernel, backward_op(*args, *tensors[ctx.inputs:], *grads[:len(kernel.outputs)]))
 
     op.register_autograd(backward, setup_context=setup_context)
     return op
@@ -398,6 +436,11 @@ def _wrapper_outside(kernel: Kernel):
 def _triton_op_no_wrap(kernel: Kernel):
     # A triton_op whose body launches the raw kernel, without wrap_triton: tracing runs the body itself.
     return _library_op(kernel, "triton_op_no_wrap", _launcher(kernel, kernel.jit))
+
+
+def _as_shipped(op: Op):
+    """The op exactly as shipped (a Module(cls, ...) is made into the model by compat.model)."""
+    return op.shipped
 
 
 def _op_marker(style: str) -> Callable[[Kernel], str]:
@@ -506,6 +549,11 @@ STYLES: dict[str, Style] = {
         Style("warmup_launch", "The kernel compiled once by `.warmup(...)` at the first launch's arguments, and the "
                                "compiled kernel launched on a computed grid (Triton's fused-softmax tutorial).",
               _warmup_launch, _raw, family="launch idiom"),
+        Style("as_shipped", "Your op exactly as you ship it (compat.Op): a torch.library op, an autograd.Function's "
+                            "apply, an nn.Module, or a function that launches kernels, called unchanged; a traced "
+                            "graph must hold what it launched in eager.", _as_shipped, None,
+              needs=frozenset({"shipped"}), custom_op=True, cpu_kernel=True, flop_formula=True, family="as shipped",
+              stage_needs=(("opcheck", "library_op"), ("flop_count", "flops"), ("compile_backward", "differentiable"))),
     )
 }
 

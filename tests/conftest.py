@@ -1,5 +1,6 @@
 """This repository's own test policy (not the plugin's, which users load): the config-leak check (tests/hygiene.py)
-and pytester for the plugin's end-to-end tests. The plugin marks its tests: `matrix` on the matrix and fuzz tests
-(the harness tests alone: `-m "not matrix"`), `fuzz` on the fuzz tests."""
+and pytester with a user's project (tests/projects.py) for the plugin's end-to-end tests. The plugin marks its
+tests: `matrix` on the matrix and fuzz tests (the harness tests alone: `-m "not matrix"`), `fuzz` on the fuzz
+tests."""
 
-pytest_plugins = ("pytester", "tests.hygiene")
+pytest_plugins = ("pytester", "tests.hygiene", "tests.projects")

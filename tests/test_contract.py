@@ -26,7 +26,8 @@ def declare(**overrides):
     (dict(reference=lambda y: y), "the reference's parameters ['y'] are not the inputs ['x']"),
     (dict(tunable=Tunable({"BLOCK": (1, 2)}, key=("n_elements",), threshold=4)), "tunable names ['BLOCK']"),
     (dict(embedding="graph"), "embedding 'graph' is none of"),
-    (dict(inputs=(Tensor("x"), Scalar("s", "text"))), "scalar 's': type str is none of int, float, bool"),
+    (dict(inputs=(Tensor("x"), Scalar("s", b"text"))), "scalar 's': type bytes is none of int, float, bool, str"),
+    (dict(inputs=(Tensor("x"), Scalar("s", 1, choices=(1, "two")))), "scalar 's': choices (1, 'two') are not all int"),
 ])
 def test_a_bad_declaration_names_the_module_the_kernel_and_the_problem(overrides, problem):
     with pytest.raises(RegistryError) as raised:

@@ -11,21 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.projects import PROVENANCE, ROOT, expect
+
 CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
 ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
             "--compat-styles=raw_jit", "--compat-stages=eager"]
-PROVENANCE = {"documented": "test fixture"}
-
-
-@pytest.fixture
-def project(pytester, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    pytester.makeconftest('pytest_plugins = ("compat.plugin",)')
-    pytester.makepyfile(test_matrix="def test_cell(cell, compat, request):\n    compat.check(cell, request.node)\n",
-                        test_fuzz="def test_fuzz(fuzz_cell, compat, request):\n"
-                                  "    compat.check(fuzz_cell, request.node, section='fuzz')\n")
-    return pytester
 
 
 MINE_CASES = """
@@ -47,10 +37,6 @@ def mine(project):
     project.makepyfile(mine_cases=MINE_CASES)
     project.makeini("[pytest]\ncompat_cases = mine_cases\n")
     return project
-
-
-def expect(pytester, cells):
-    (pytester.path / "expectations.yaml").write_text(yaml.safe_dump({"schema": 1, "cells": cells}))
 
 
 def run(pytester, *args, tests=("test_matrix.py",)):

@@ -33,7 +33,9 @@ def test_every_kernel_runs_every_dtype_and_every_style_some_kernel():
     cells = matrix()
     for kernel in KERNELS.values():
         assert {c.dtype for c in cells if c.kernel == kernel.name} == {"float32", "float16", "bfloat16"}
-    assert {c.style for c in cells} == set(STYLES) and {c.stage for c in cells} == set(STAGES)
+    # as_shipped runs ops declared as shipped, which live in users' repositories (examples/my_kernels), not here.
+    wrapping = {name for name, style in STYLES.items() if "shipped" not in style.needs}
+    assert {c.style for c in cells} == wrapping and {c.stage for c in cells} == set(STAGES)
 
 
 def test_selection_restricts_each_axis():

@@ -39,7 +39,7 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
         holder["ep"] = torch.export.export(model, example, dynamic_shapes=workload.dynamic_shapes(kernel),
                                            strict=mode == "strict")
         targets = graph_targets([holder["ep"].graph_module])
-        return missing_node(cell, targets) or Outcome("passed", detail={"graph": targets})
+        return missing_node(cell, [holder["ep"].graph_module]) or Outcome("passed", detail={"graph": targets})
 
     if journal.run("export", export).kind != "passed":
         return
@@ -52,7 +52,7 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
             decomposed = make()
             targets = graph_targets([decomposed.graph_module])
             # Decomposing a triton_op may replace its node by the kernel's own wrapper node: either proves the kernel.
-            return missing_node(cell, targets, also=(RAW_MARKER,)) or check_batches(
+            return missing_node(cell, [decomposed.graph_module], also=(RAW_MARKER,)) or check_batches(
                 decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))})
 
         journal.run(name, decompose)

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import dataclasses
+import functools
+
 from .. import model as workload
 from .. import numerics, outcomes
+from ..errors import DeclarationError
 from ..outcomes import Outcome
-from . import latency
+from . import latency, launches
 
 if TYPE_CHECKING:
     from ..cells import Cell
@@ -20,10 +24,7 @@ def models(cell: "Cell"):
     from ..kernels import KERNELS
     from ..styles import build_op
 
-    kernel = KERNELS[cell.kernel]
-    op = build_op(cell.style, cell.kernel)
-    return (workload.build(kernel, op, cell.dtype, cell.device),
-            workload.build(kernel, kernel.reference, cell.dtype, cell.device))
+    return workload.pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device)
 
 
 def inputs(cell: "Cell", point) -> tuple:
@@ -38,14 +39,17 @@ def check_points(cell: "Cell") -> list:
     return workload.points(KERNELS[cell.kernel])
 
 
-def compare_outputs(got, want, label: str) -> list[dict]:
-    """One comparison per output (a model's use of several outputs, a sum, could cancel)."""
+def compare_outputs(got, want, label: str, names: list[str] | None = None) -> list[dict]:
+    """One comparison per output (a model's use of several outputs, a sum, could cancel); `names`: how each output
+    is called (its variant and index, compat.model.output_names)."""
     got, want = kernel_outputs(got), kernel_outputs(want)
     if len(got) != len(want):
-        return [{"input": label, "ok": False, "why": f"{label}: {len(got)} outputs, eager has {len(want)}"}]
+        return [{"input": label, "ok": False, "why": f"{label}: {len(got)} outputs, eager has {len(want)}",
+                 "outputs": [len(got), len(want)]}]
     if len(want) == 1:
         return [numerics.compare(got[0], want[0], label)]
-    return [numerics.compare(g, w, f"{label}, output {i}") for i, (g, w) in enumerate(zip(got, want))]
+    names = names if names and len(names) == len(want) else [f"output {i}" for i in range(len(want))]
+    return [numerics.compare(g, w, f"{label}, {n}") for n, g, w in zip(names, got, want)]
 
 
 def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
@@ -78,6 +82,12 @@ def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None 
 INFERENCE_MODE = "under torch.inference_mode(), where torch.no_grad() passes"
 
 
+def output_names(cell: "Cell") -> list[str]:
+    from ..kernels import KERNELS
+
+    return workload.output_names(KERNELS[cell.kernel])
+
+
 def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_mode,
                 first: "latency.FirstCall | None" = None) -> Outcome:
     comparisons = []
@@ -85,7 +95,7 @@ def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_m
     with grad_mode():
         for point in points:
             comparisons += compare_outputs(call(fn, *inputs(cell, point)), reference(*inputs(cell, point)),
-                                           workload.label(point))
+                                           workload.label(point), output_names(cell))
     return outcomes.from_comparisons(comparisons, dict(detail or {}))
 
 
@@ -111,20 +121,70 @@ def graph_targets(graph_modules) -> list[str]:
     return names
 
 
-def missing_node(cell: "Cell", targets: list[str], also: tuple[str, ...] = ()) -> Outcome | None:
+def missing_node(cell: "Cell", graphs, also: tuple[str, ...] = ()) -> Outcome | None:
+    """Whether the traced graphs hold the kernel: the style's node, or, for an op as shipped, what it launched in
+    eager (compat.child.launches)."""
     from ..kernels import KERNELS
     from ..styles import STYLES
 
-    markers = (STYLES[cell.style].graph_marker(KERNELS[cell.kernel]), *also)
+    targets = graph_targets(graphs)
+    marker = STYLES[cell.style].graph_marker
+    if marker is None:
+        return _unlaunched(cell, graphs, targets)
+    markers = (marker(KERNELS[cell.kernel]), *also)
     if any(m in t for t in targets for m in markers):
         return None
     return Outcome("failed", "MissingKernelNode", f"no graph node matches {' or '.join(map(repr, markers))}; "
                                                    f"the kernel was not traced", detail={"graph": sorted(set(targets))})
 
 
+def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
+    launched = eager_launches(dataclasses.replace(cell, stage="eager"))
+    if launched is None:  # the op fails in eager: nothing to hold the graph to (the eager cell says why)
+        return None
+    absent = launches.missing(launched, targets, launches.graph_kernels(graphs))
+    if not absent:
+        return None
+    return Outcome("failed", "MissingKernelNode", f"the graph does not hold {', '.join(absent)}, which the op "
+                                                   f"launched in eager; it was not traced",
+                   detail={"graph": sorted(set(targets)), "launched": launched.describe()})
+
+
+@functools.cache
+def eager_launches(cell: "Cell") -> "launches.Launched | None":
+    """What the op launched when run eagerly at its example (once per process and cell of the eager stage), or
+    None where eager fails."""
+    from ..kernels import KERNELS
+
+    model, _ = models(cell)
+    try:
+        return launches.record(model, *inputs(cell, workload.example(KERNELS[cell.kernel])))
+    except DeclarationError:
+        raise
+    except Exception:  # noqa: BLE001 - the op's own failure is the eager cell's outcome, not the proof's
+        return None
+
+
 def eager(c: "Cell") -> Outcome:
     model, reference = models(c)
-    return check_batches(model, reference, c)
+    result = check_batches(model, reference, c)
+    counts = next((n["outputs"] for n in result.numerics or [] if "outputs" in n), None)
+    if counts and _as_shipped(c):
+        from ..kernels import KERNELS
+
+        raise DeclarationError(f"{KERNELS[c.kernel].module}: op {c.kernel!r} returned {counts[0]} outputs where its "
+                               f"reference returns {counts[1]}; the declaration names "
+                               f"{len(KERNELS[c.kernel].outputs)} (outputs=...)")
+    if _as_shipped(c) and result.kind == "passed":
+        launched = eager_launches(c)
+        result.detail["launched"] = launched.describe() if launched else None
+    return result
+
+
+def _as_shipped(c: "Cell") -> bool:
+    from ..styles import STYLES
+
+    return STYLES[c.style].graph_marker is None
 
 
 def flop_count(c: "Cell") -> Outcome:
@@ -152,14 +212,15 @@ def flop_count(c: "Cell") -> Outcome:
     want, reference_flops = counted(reference)
     embedding = reference_flops if kernel.embedding == "sandwich" else 0
     kernel_flops = model_flops - embedding
-    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point)),
+    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c)),
                                        {"kernel_flops": kernel_flops, "embedding_flops": embedding})
     if result.kind != "passed":
         return result
     if STYLES[c.style].flop_formula:
-        want_flops = kernel.flops(*_formula_args(c, point))
+        formula = workload.declared(kernel, kernel.flops, "FLOP formula")
+        want_flops = sum(formula(*_formula_args(c, point, v)) for v in kernel.variants())
         if kernel_flops != want_flops:
-            return Outcome("failed", "FlopCountWrong", f"the kernel added {kernel_flops} FLOPs; its registered "
+            return Outcome("failed", "FlopCountWrong", f"the kernel added {kernel_flops} FLOPs; the declared "
                                                        f"formula says {want_flops}", detail=result.detail)
     elif kernel_flops <= 0:
         return Outcome("failed", "FlopsNotCounted", f"the kernel added {kernel_flops} FLOPs to the count (the "
@@ -167,39 +228,46 @@ def flop_count(c: "Cell") -> Outcome:
     return result
 
 
-def _op_args(c: "Cell", point) -> list:
-    """The op's own arguments at a check point: for the sandwich, its hidden activation."""
+def _op_args(c: "Cell", point, variant=None) -> list:
+    """The op's own arguments at a check point, for a variant of its choices: for the sandwich, its hidden
+    activation."""
     from ..kernels import KERNELS
 
     kernel = KERNELS[c.kernel]
     if kernel.embedding == "sandwich":
-        return workload.arguments(kernel, (inputs(c, point)[0][:, :workload.HIDDEN].contiguous(),))
-    return workload.arguments(kernel, inputs(c, point))
+        return workload.arguments(kernel, (inputs(c, point)[0][:, :workload.HIDDEN].contiguous(),), variant)
+    return workload.arguments(kernel, inputs(c, point), variant)
 
 
-def _formula_args(c: "Cell", point) -> list:
+def _formula_args(c: "Cell", point, variant=None) -> list:
     """A FLOP formula's arguments: tensors as their shapes, as FlopCounterMode hands them."""
     import torch
 
-    return [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in _op_args(c, point)]
+    return [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in _op_args(c, point, variant)]
 
 
 def opcheck(c: "Cell") -> Outcome:
+    """torch.library.opcheck on the style's op (an op as shipped: the op itself), with each variant's arguments."""
     import torch
 
-    from ..contract import Tensor
     from ..kernels import KERNELS
     from ..styles import OP_NAMESPACE, STYLES, build_op, op_name
 
     kernel, style = KERNELS[c.kernel], STYLES[c.style]
     build_op(c.style, c.kernel)
-    op = getattr(getattr(torch.ops, OP_NAMESPACE), op_name(kernel, c.style)).default
-    args = _op_args(c, check_points(c)[1])
+    op = kernel.library_op if _as_shipped(c) else getattr(getattr(torch.ops, OP_NAMESPACE),
+                                                           op_name(kernel, c.style)).default
     # A style with a backward gets inputs that require grad, so opcheck tests its autograd registration too.
-    for spec, a in zip(kernel.inputs, args):
-        if isinstance(spec, Tensor) and spec.differentiable and a.is_floating_point():
-            a.requires_grad_("backward" in style.needs and spec.name not in kernel.mutates)
-    return Outcome("passed", detail={"opcheck": {k: str(v) for k, v in torch.library.opcheck(op, args).items()}})
+    gradients = "backward" in style.needs or "differentiable" in kernel.features()
+    detail = {}
+    for variant in kernel.variants():
+        args = _op_args(c, check_points(c)[1], variant)
+        for spec, a in zip(kernel.inputs, args):
+            if getattr(spec, "differentiable", False) and isinstance(a, torch.Tensor) and a.is_floating_point():
+                a.requires_grad_(gradients and spec.name not in kernel.mutates)
+        label = kernel.variant_label(variant) or "defaults"
+        detail[label] = {k: str(v) for k, v in torch.library.opcheck(op, args).items()}
+    return Outcome("passed", detail={"opcheck": detail if len(detail) > 1 else next(iter(detail.values()))})
 
 
 def _compiled(model, backend: str, mode: str | None = None, options: dict | None = None, dynamic: bool | None = None):
@@ -220,7 +288,7 @@ def proof(c: "Cell", counter, result: Outcome) -> Outcome:
     result.detail.update(frames=counter.frame_count, graph=sorted(set(targets)))
     if counter.frame_count == 0:
         return Outcome("failed", "NotCompiled", "torch.compile handed no frame to the backend", detail=result.detail)
-    return missing_node(c, targets) or result
+    return missing_node(c, counter.graphs) or result
 
 
 # How each compile stage calls torch.compile: `_compiled`'s arguments. The fuzz tests compile the op the same way.
@@ -268,7 +336,7 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
             for point in check_points(c):
                 for run in ("warm-up", "record", "replay"):  # compared at once: the next run may overwrite it
                     comparisons += compare_outputs(first(compiled, *inputs(c, point)), reference(*inputs(c, point)),
-                                                   f"{workload.label(point)}, {run}")
+                                                   f"{workload.label(point)}, {run}", output_names(c))
             result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
             if result.kind == "passed" and latency.wanted(c):  # replays: what reduce-overhead is for
                 result.detail["latency"] = latency.measure(compiled, first, check_points(c),
@@ -293,8 +361,9 @@ def export_static(c: "Cell") -> Outcome:
     ep = torch.export.export(model, workload.example_inputs(kernel, c.dtype, c.device),
                              strict=c.stage.endswith("_strict"))
     targets = graph_targets([ep.graph_module])
-    return missing_node(c, targets) or check_batches(ep.module(), reference, c, points=[workload.example(kernel)],
-                                                     detail={"graph": sorted(set(targets))}, inference_mode=True)
+    return missing_node(c, [ep.graph_module]) or check_batches(
+        ep.module(), reference, c, points=[workload.example(kernel)], detail={"graph": sorted(set(targets))},
+        inference_mode=True)
 
 
 def compile_dynamic(c: "Cell") -> Outcome:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import outcomes
 from ..cells import DEVICES
+from ..errors import DeclarationError
 from ..outcomes import Outcome
 from . import artifacts
 
@@ -67,12 +68,14 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
     import torch
 
     from ..kernels import KERNELS
+    from ..model import error_scales, output_names
     from ..numerics import compare_elementwise
     from ..strategies import materialize_inputs
     from .checks import kernel_outputs
 
     kernel = KERNELS[cell.kernel]
     tally.last = example
+    names = output_names(kernel)
 
     def inputs():  # anew for every call: an op may write into its inputs
         return materialize_inputs(kernel, example, cell.dtype, cell.device)
@@ -80,7 +83,9 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
     with torch.no_grad():
         want = reference(*inputs())
         shape = tuple(inputs()[0].shape)
-        scales = kernel.error_scale(*inputs()) if kernel.error_scale else (None,) * len(kernel_outputs(want))
+        # The declared error_scale takes the op's arguments (every argument, scalars too), as the reference does.
+        scales = (error_scales(kernel, reference, inputs()) if kernel.error_scale
+                  else (None,) * len(kernel_outputs(want)))
         results = []
         for name, fn in made:
             try:
@@ -92,8 +97,12 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
                 tally.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
                                                           f"{str(exc).strip().splitlines()[0][:200]}")
                 continue
-            for i, (g, w, scale) in enumerate(zip(kernel_outputs(got), kernel_outputs(want), scales, strict=True)):
-                result = compare_elementwise(g, w, f"{name} output {i}, shape {shape}, {example.layout}", scale)
+            got, outputs = kernel_outputs(got), kernel_outputs(want)
+            labels = names if len(names) == len(outputs) else [f"output {i}" for i in range(len(outputs))]
+            if len(got) != len(outputs):
+                raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
+            for label, g, w, scale in zip(labels, got, outputs, scales, strict=True):
+                result = compare_elementwise(g, w, f"{name} {label}, shape {shape}, {example.layout}", scale)
                 if not result["ok"]:
                     raise Falsified(result["why"])
                 results.append(result)
@@ -130,6 +139,8 @@ def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, ex
     start = time.monotonic()
     try:
         test()
+    except DeclarationError:
+        raise  # the declaration's fault, not the example's: a harness error
     except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
         outcome = (Outcome("mismatch", numerics=[{"ok": False, "why": str(exc)}]) if isinstance(exc, Falsified)
                    else outcomes.from_exception(exc))
@@ -155,12 +166,10 @@ def _op_models(cell: "Cell"):
     `autograd.Function.apply` held as a module attribute ("GetAttrVariable(AutogradFunctionVariable(),
     setup_context) has no type", torch 2.11)."""
     from ..kernels import KERNELS
-    from ..model import OpModule, as_function
+    from ..model import pair
     from ..styles import build_op
 
-    kernel = KERNELS[cell.kernel]
-    return (OpModule(as_function(kernel, build_op(cell.style, cell.kernel))),
-            as_function(kernel, kernel.reference))
+    return pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False)
 
 
 def _no_eager_fallback() -> None:
@@ -221,7 +230,8 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
         args = materialize_inputs(kernel, example, cell.dtype, cell.device)
         holder["ep"] = torch.export.export(module, args, dynamic_shapes=shapes, strict=mode == "strict")
         targets = graph_targets([holder["ep"].graph_module])
-        return missing_node(cell, targets) or Outcome("passed", detail={"graph": sorted(set(targets))})
+        return missing_node(cell, [holder["ep"].graph_module]) or Outcome("passed",
+                                                                          detail={"graph": sorted(set(targets))})
 
     if journal.run("export", export).kind != "passed":
         return

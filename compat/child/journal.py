@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable
 
 from .. import outcomes
+from ..errors import DeclarationError
 from ..outcomes import Outcome
 
 # What a child reports of its own environment: which GPU it saw and which caches it wrote.
@@ -44,11 +45,26 @@ class Journal:
         self._write({"event": "end", "phase": phase, "outcome": outcome.to_dict()})
 
     def run(self, phase: str, fn: Callable[[], Outcome]) -> Outcome:
-        """Run one phase; an exception it raises is the phase's `failed` outcome."""
+        """Run one phase; an exception it raises is the phase's `failed` outcome, unless it is the declaration's
+        fault (compat.errors.DeclarationError, anywhere in its chain), which ends the task as a harness error."""
         self.begin(phase)
         try:
             outcome = fn()
         except Exception as exc:  # noqa: BLE001 - every exception is an observation
+            fault = declaration_fault(exc)
+            if fault is not None:
+                raise fault from None
             outcome = outcomes.from_exception(exc)
         self.end(phase, outcome)
         return outcome
+
+
+def declaration_fault(exc: BaseException) -> DeclarationError | None:
+    """The declaration's fault behind an exception: itself, or one a tracer wrapped (Dynamo, Hypothesis)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, DeclarationError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None

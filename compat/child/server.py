@@ -97,11 +97,15 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; a terminal's ^C reaches it, not us
     start = time.monotonic()
     try:
-        for module in (*PRELOAD, *filter(None, os.environ.get(IMPORTS_ENV, "").split(","))):
+        for module in PRELOAD:
             importlib.import_module(module)
+        from ..cases import import_cases
+
+        # The user's modules: refused if one initialises CUDA, which no child forked from here could then use.
+        import_cases(filter(None, os.environ.get(IMPORTS_ENV, "").split(",")), "the warm server")
     except BaseException as exc:  # noqa: BLE001 - the parent raises it as a harness error
         traceback.print_exc()
-        protocol.write(json.dumps({"error": f"importing {module}: {type(exc).__name__}: {exc}"}) + "\n")
+        protocol.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
         return
     protocol.write(json.dumps({"ready": os.getpid(), "seconds": round(time.monotonic() - start, 1)}) + "\n")
     for line in sys.stdin:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import json
 from pathlib import Path
 from typing import Any, Callable
 
+from ..cases import import_cases
 from .journal import Journal
 
 TASKS: dict[str, Callable[..., None]] = {}
@@ -123,8 +123,8 @@ def run(task_path: str, journal_path: str) -> None:
     journal.start()
     try:
         spec: dict[str, Any] = json.loads(Path(task_path).read_text())
-        for module in spec.get("imports", []):  # modules that declare kernels or tasks of their own
-            importlib.import_module(module)
+        # Modules that declare kernels or tasks of their own; a fresh child forks nothing, so CUDA may be initialised.
+        import_cases(spec.get("imports", []), "child", forks=False)
         if spec["task"] not in TASKS:
             raise KeyError(f"unknown child task {spec['task']!r}; tasks: {', '.join(sorted(TASKS))}")
         journal.ready()

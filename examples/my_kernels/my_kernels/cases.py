@@ -1,13 +1,63 @@
-"""The kernels this repository tests, declared once each (its pytest ini names this module: compat_cases)."""
+"""What this repository gates, declared once each (its pytest ini names this module: compat_cases): its ops exactly as
+its users call them (`Op`, style `as_shipped`), and its bare kernels, which the suite wraps in each style that applies
+(`Kernel`)."""
 
 import math
 
 import torch
+import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from compat import Dim, Kernel, Scalar, Tensor, Tunable, register_kernel
+from compat import (Backward, Dim, Kernel, Module, OneOf, Op, Scalar, Tensor, Tunable, register_kernel,
+                    register_op)
 
+from . import kernels, ops
+
+ROWS = Dim("rows", example=8, checks=(1, 37, 1024), max=1024)
+COLS = Dim("cols", example=1000)
+DTYPES = ("float32", "bfloat16")  # what this repository ships its ops and kernels for
+
+
+# ---- the ops as shipped: one of each kind ---------------------------------------------------------------------
+
+def rms_norm_reference(x, weight, eps):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * weight.float()).to(x.dtype)
+
+
+ROW_OP = dict(inputs=(Tensor("x", ("rows", "cols")), Tensor("weight", ("cols",)), Scalar("eps", 1e-6)),
+              dims=(ROWS, COLS), dtypes=DTYPES)
+
+for _op in (
+    Op(name="my_rms_norm", doc="torch.ops.my_kernels.rms_norm: a triton_op with register_autograd",
+       shipped=torch.ops.my_kernels.rms_norm, reference=rms_norm_reference, differentiable=True,
+       flops=lambda x, weight, eps: 4 * math.prod(x), **ROW_OP),
+    Op(name="my_gelu_tanh", doc="my_kernels.ops.gelu_tanh: an opaque custom_op with a fake",
+       shipped=ops.gelu_tanh, reference=lambda x: F.gelu(x.float(), approximate="tanh").to(x.dtype),
+       inputs=(Tensor("x", ("rows", "cols")),), dims=(ROWS, COLS), dtypes=DTYPES),
+    Op(name="my_scaled_add", doc="torch.ops.my_kernels.scaled_add: a Library fragment (define, CPU and CUDA impls)",
+       shipped=torch.ops.my_kernels.scaled_add,
+       reference=lambda x, y, alpha: (x.float() + alpha * y.float()).to(x.dtype),
+       inputs=(Tensor("x", ("rows", "cols")), Tensor("y", ("rows", "cols")), Scalar("alpha", 0.5)),
+       dims=(ROWS, COLS), dtypes=DTYPES),
+    Op(name="my_swish", doc="my_kernels.ops.Swish.apply: an autograd.Function launching raw kernels",
+       shipped=ops.Swish.apply, reference=lambda x, beta: (x.float() * torch.sigmoid(beta * x.float())).to(x.dtype),
+       inputs=(Tensor("x", ("rows", "cols")), Scalar("beta", 1.0, choices=(1.0, 1.702))), dims=(ROWS, COLS),
+       dtypes=DTYPES, differentiable=True),
+    Op(name="my_rms_norm_module", doc="my_kernels.ops.RMSNorm: an nn.Module whose weight is part of the model",
+       shipped=Module(ops.RMSNorm, 1000), reference=lambda m, x: rms_norm_reference(x, m.weight, m.eps),
+       inputs=(Tensor("x", ("rows", "cols")),), dims=(ROWS, COLS), dtypes=DTYPES, differentiable=True),
+    Op(name="my_bias_relu", doc="my_kernels.ops.bias_relu: a plain function launching a raw kernel, its bias optional",
+       shipped=ops.bias_relu,
+       reference=lambda x, bias: torch.relu(x.float() + (0.0 if bias is None else bias.float())).to(x.dtype),
+       inputs=(Tensor("x", ("rows", "cols")), Tensor("bias", ("cols",), optional=True)), dims=(ROWS, COLS),
+       dtypes=DTYPES),
+):
+    register_op(_op)
+
+
+# ---- bare kernels ----------------------------------------------------------------------------------------------
 
 @triton.jit
 def leaky_relu_kernel(x_ptr, out_ptr, slope, n_elements, BLOCK_SIZE: tl.constexpr):
@@ -40,3 +90,56 @@ register_kernel(Kernel(
     tunable=Tunable({"BLOCK_SIZE": (256, 1024)}, key=("n_elements",), threshold=4096),
     flops=lambda x, slope: 2 * math.prod(x),
 ))
+
+ONLY = "this repository gates it in the styles its contract part is about"
+for _kernel in (
+    Kernel(
+        name="matmul_act", doc="the matmul tutorial's kernel: a string constexpr ACTIVATION ('' or 'leaky_relu'), "
+                               "autotuned over explicit configs with their own warps and stages",
+        jit=kernels.matmul_act_kernel, launch=kernels.launch_matmul_act, reference=kernels.matmul_act_reference,
+        inputs=(Tensor("a", ("m", "k")), Tensor("b", ("k", "n")), Scalar("activation", "", choices=("leaky_relu",))),
+        outputs=("c",),
+        dims=(Dim("m", example=8, checks=(1, 37, 1024), max=1024), Dim("k", example=64), Dim("n", example=96)),
+        meta=(("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 32)),
+        tunable=Tunable(configs=(triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=2, num_stages=2),
+                                 triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3)),
+                        key=("M", "N"), threshold=64),
+        error_scale=kernels.matmul_act_error_scale,
+        styles=("raw_jit", "triton_op", "autotune_raw", "autotune_triton_op"), styles_why=ONLY,
+        dtypes=DTYPES,
+    ),
+    Kernel(
+        name="layer_norm", doc="LayerNorm over rows, its bias optional; the forward saves mean and rstd, which its "
+                               "backward kernel reads",
+        jit=kernels.layer_norm_kernel, launch=kernels.launch_layer_norm, reference=kernels.layer_norm_reference,
+        inputs=(Tensor("x", ("rows", "cols")), Tensor("weight", ("cols",)),
+                Tensor("bias", ("cols",), optional=True, differentiable=False), Scalar("eps", 1e-5)),
+        outputs=("y",), saved=("mean", "rstd"), dims=(ROWS, COLS), error_scale=kernels.layer_norm_error_scale,
+        backward=Backward(kernels.layer_norm_backward_kernel, kernels.launch_layer_norm_backward),
+        styles=("raw_jit", "triton_op", "autograd_function", "register_autograd"), styles_why=ONLY,
+        dtypes=DTYPES,
+    ),
+    Kernel(
+        name="rotary", doc="rotary embedding with flash-attention's seqlen_offsets (an int or a per-batch tensor) "
+                           "and its interleaved and conjugate branches",
+        jit=kernels.rotary_kernel, launch=kernels.launch_rotary, reference=kernels.rotary_reference,
+        inputs=(Tensor("x", ("batch", "seq", "dim")), Tensor("cos", ("positions", "half")),
+                Tensor("sin", ("positions", "half")),
+                OneOf("seqlen_offsets", Scalar("seqlen_offsets", 0, choices=(5,)),
+                      Tensor("seqlen_offsets", ("batch",), dtype="int32", values=(0, 8), differentiable=False)),
+                Scalar("interleaved", False, choices=(True,)), Scalar("conjugate", False, choices=(True,))),
+        dims=(Dim("batch", example=2, checks=(1, 3, 16), max=64), Dim("seq", example=24), Dim("dim", example=64),
+              Dim("positions", example=32), Dim("half", example=32)),
+        styles=("raw_jit", "wrap_triton"), styles_why=ONLY,
+        dtypes=DTYPES,
+    ),
+    Kernel(
+        name="swiglu", doc="SwiGLU's silu(a) * b whose backward writes da and db into a and b (Liger-Kernel's)",
+        jit=kernels.swiglu_kernel, launch=kernels.launch_swiglu, reference=kernels.swiglu_reference,
+        inputs=(Tensor("a", ("rows", "cols")), Tensor("b", ("rows", "cols"))), dims=(ROWS, COLS),
+        backward=Backward(kernels.swiglu_backward_kernel, kernels.launch_swiglu_backward, mutates=("a", "b")),
+        styles=("raw_jit", "autograd_function", "register_autograd"), styles_why=ONLY,
+        dtypes=DTYPES,
+    ),
+):
+    register_kernel(_kernel)

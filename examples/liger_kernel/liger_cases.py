@@ -1,0 +1,149 @@
+"""Liger-Kernel's public ops and modules exactly as its users call them (liger-kernel 0.8.5, pinned in
+pyproject.toml), each with a reference in plain PyTorch. Nothing of Liger's is re-wrapped: the cells run its own
+`nn.Module`s and functions, style `as_shipped`.
+
+Where they run: its RMSNorm, LayerNorm, SwiGLU and GEGLU kernels do not run in Triton's interpreter (measured on the
+CPU with torch 2.13 / triton 3.7: `InterpreterError`), so those are declared for CUDA only; RoPE and both cross
+entropies run on the CPU too, under the interpreter (`cpu_interpret`).
+"""
+
+import types
+
+import torch
+import torch.nn.functional as F
+from liger_kernel.transformers.cross_entropy import LigerCrossEntropyLoss
+from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
+from liger_kernel.transformers.geglu import LigerGEGLUMLP
+from liger_kernel.transformers.layer_norm import LigerLayerNorm
+from liger_kernel.transformers.rms_norm import LigerRMSNorm
+from liger_kernel.transformers.rope import liger_rotary_pos_emb
+from liger_kernel.transformers.swiglu import LigerSwiGLUMLP
+
+from compat import Dim, Known, Module, Op, Tensor, register_known, register_op
+
+HIDDEN, INTERMEDIATE, VOCAB = 256, 512, 1000
+TOKENS = Dim("tokens", example=8, checks=(1, 37, 1024), max=1024)
+CONFIG = types.SimpleNamespace(hidden_size=HIDDEN, intermediate_size=INTERMEDIATE, hidden_act="silu")
+DTYPES = ("float32", "bfloat16")
+CUDA_ONLY = ("cuda",)  # its kernels stop Triton's interpreter (InterpreterError, measured on torch 2.13)
+HIDDEN_STATES = dict(inputs=(Tensor("x", ("tokens", "hidden")),), dims=(TOKENS, Dim("hidden", example=HIDDEN)),
+                     dtypes=DTYPES, differentiable=True)
+
+
+def rms_norm_reference(m, x):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + m.variance_epsilon) * m.weight.float()).to(x.dtype)
+
+
+def layer_norm_reference(m, x):
+    return F.layer_norm(x.float(), (HIDDEN,), m.weight.float(), m.bias.float(), m.variance_epsilon).to(x.dtype)
+
+
+def swiglu_mlp_reference(m, x):
+    xf = x.float()
+    gate, up = xf @ m.gate_proj.weight.float().T, xf @ m.up_proj.weight.float().T
+    return ((F.silu(gate) * up) @ m.down_proj.weight.float().T).to(x.dtype)
+
+
+def geglu_mlp_reference(m, x):
+    xf = x.float()
+    gate, up = xf @ m.gate_proj.weight.float().T, xf @ m.up_proj.weight.float().T
+    return ((F.gelu(gate, approximate="tanh") * up) @ m.down_proj.weight.float().T).to(x.dtype)
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _duplicated(angles):
+    """Hugging Face's cos and sin repeat their left half (cat(freqs, freqs)); Liger reads the left half only."""
+    half = angles.shape[-1] // 2
+    return torch.cat((angles[..., :half], angles[..., :half]), dim=-1).float().unsqueeze(1)
+
+
+def rope_reference(q, k, cos, sin):
+    """Hugging Face's apply_rotary_pos_emb, in float32, on cos and sin as Hugging Face makes them (duplicated)."""
+    c, s = _duplicated(cos), _duplicated(sin)
+    qf, kf = q.float(), k.float()
+    return (qf * c + _rotate_half(qf) * s).to(q.dtype), (kf * c + _rotate_half(kf) * s).to(k.dtype)
+
+
+def cross_entropy_reference(m, logits, target):
+    return F.cross_entropy(logits.float(), target, ignore_index=m.ignore_index).to(logits.dtype)
+
+
+def fused_linear_cross_entropy_reference(m, lin_weight, x, target):
+    # Liger returns the loss in float32 whatever the inputs' dtype.
+    return F.cross_entropy(x.float() @ lin_weight.float().T, target, ignore_index=m.ignore_index)
+
+
+def _small_weights(module):
+    """Linear weights uniform in [-0.05, 0.05], as trained ones are small: the default [-1, 1] over 256 and 512
+    features would drive SiLU and GELU into their linear tails, where the kernel's nonlinearity goes untested."""
+    for p in module.parameters():
+        p.uniform_(-0.05, 0.05)
+
+
+for _op in (
+    Op(name="liger_rms_norm", doc="LigerRMSNorm(256): Llama's RMSNorm module (in_place backward)",
+       shipped=Module(LigerRMSNorm, HIDDEN), reference=rms_norm_reference, devices=CUDA_ONLY, **HIDDEN_STATES),
+    Op(name="liger_layer_norm", doc="LigerLayerNorm(256): LayerNorm with weight and bias",
+       shipped=Module(LigerLayerNorm, HIDDEN), reference=layer_norm_reference, devices=CUDA_ONLY, **HIDDEN_STATES),
+    Op(name="liger_swiglu_mlp", doc="LigerSwiGLUMLP: Llama's MLP, three Linears around Liger's SiLU-mul kernel",
+       shipped=Module(LigerSwiGLUMLP, CONFIG, init=_small_weights), reference=swiglu_mlp_reference, devices=CUDA_ONLY,
+       **HIDDEN_STATES),
+    Op(name="liger_geglu_mlp", doc="LigerGEGLUMLP: Gemma's MLP, three Linears around Liger's GELU(tanh)-mul kernel",
+       shipped=Module(LigerGEGLUMLP, CONFIG, init=_small_weights), reference=geglu_mlp_reference, devices=CUDA_ONLY,
+       **HIDDEN_STATES),
+    Op(name="liger_rope", doc="liger_rotary_pos_emb(q, k, cos, sin): RoPE of query and key heads",
+       shipped=liger_rotary_pos_emb, reference=rope_reference,
+       inputs=(Tensor("q", (2, 4, "seq", 64)), Tensor("k", (2, 2, "seq", 64)),
+               Tensor("cos", (1, "seq", 64), differentiable=False), Tensor("sin", (1, "seq", 64), differentiable=False)),
+       outputs=("q", "k"), dims=(Dim("seq", example=8, checks=(1, 37, 512), max=512),), dtypes=DTYPES,
+       differentiable=True),
+    Op(name="liger_cross_entropy", doc="LigerCrossEntropyLoss(): mean cross entropy over a 1000-word vocabulary",
+       shipped=Module(LigerCrossEntropyLoss), reference=cross_entropy_reference,
+       inputs=(Tensor("logits", ("tokens", "vocab")), Tensor("target", ("tokens",), dtype="int64", values=(0, "vocab"))),
+       outputs=("loss",), dims=(TOKENS, Dim("vocab", example=VOCAB)), dtypes=DTYPES, differentiable=True),
+    Op(name="liger_fused_linear_cross_entropy", doc="LigerFusedLinearCrossEntropyLoss(): the head's matmul and the "
+                                                    "cross entropy in one, without materialising the logits",
+       shipped=Module(LigerFusedLinearCrossEntropyLoss), reference=fused_linear_cross_entropy_reference,
+       inputs=(Tensor("lin_weight", ("vocab", "hidden")), Tensor("x", ("tokens", "hidden")),
+               Tensor("target", ("tokens",), dtype="int64", values=(0, "vocab"))),
+       outputs=("loss",), dims=(TOKENS, Dim("hidden", example=HIDDEN), Dim("vocab", example=VOCAB)), dtypes=DTYPES,
+       differentiable=True),
+):
+    register_op(_op)
+
+
+# ---- what Liger's ops do that the gate explains (its own catalogue, ahead of the suite's) -------------------------
+
+LIGER = "liger-kernel 0.8.5"
+register_known(
+    Known(r"torch\._dynamo\.exc\.Unsupported", r"Skip calling `torch\.compiler\.disable\(\)`d function",
+          kernels=("liger_rope", "liger_cross_entropy"),
+          reason="the op goes through Liger's implementation registry, liger_kernel.backends.dispatch.dispatch, which "
+                 "is decorated @torch.compiler.disable: Dynamo may not trace into it, so torch.compile(fullgraph=True) "
+                 "and strict export (Dynamo) stop at the call",
+          rewrite="call the op's autograd.Function directly (LigerRopeFunction.apply, LigerCrossEntropyFunction.apply), "
+                  "as liger_kernel.transformers.functional does for some ops; or compile without fullgraph (a graph "
+                  "break, the op runs eagerly)",
+          source=f"{LIGER}: liger_kernel/backends/dispatch.py, @torch.compiler.disable on dispatch()"),
+    Known(r"torch\.fx\.experimental\.symbolic_shapes\.GuardOnDataDependentSymNode",
+          r"Could not guard on data-dependent expression", kernels=("liger_cross_entropy",),
+          reason="cross_entropy_forward counts the targets that are not ignore_index with target_mask.sum().item(): "
+                 "a value read from a tensor, on which non-strict export cannot guard",
+          rewrite="pass the count in, or compute with tensors only (torch.where on the mask), so export can trace it",
+          source=f"{LIGER}: liger_kernel/ops/cross_entropy.py, n_non_ignore = target_mask.sum().item()"),
+    Known("", r"seq=1, output", kind="mismatch", kernels=("liger_rope",),
+          reason="rope_forward transposes q and k to (batch, seq, heads, head_dim), calls .contiguous() and hands the "
+                 "kernel q.stride(1) as the row stride. With seq_len 1 and q, k contiguous in their documented shape "
+                 "(batch, heads, seq, head_dim), the transposed view is already contiguous, so no copy is made, and "
+                 "stride(1) is the stride of a dimension of size 1 (head_dim), not the row's (heads * head_dim): "
+                 "every row after the first is read and written at the wrong place. Hugging Face's attention passes "
+                 "q.view(b, s, h, d).transpose(1, 2), whose stride(1) after the transpose is the row's, and is right",
+          rewrite="pass q and k as Hugging Face lays them out (a transposed view of (batch, seq, heads, head_dim)), "
+                  "or decode with seq_len > 1",
+          source=f"{LIGER}: liger_kernel/ops/rope.py, rope_forward"),
+)

@@ -1,0 +1,302 @@
+"""Ops as shipped (compat.Op, style as_shipped) and the contract's parts real kernels need: a user's op is proved by
+what it launched, never reported missing; choices, unions, optional tensors, explicit configs, saved tensors and a
+backward that writes are declared and run; a declaration's fault is a harness error naming it; a cases module that
+initialises CUDA is named before any cell runs; the ops of a namespace are listed with their declarations."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.fx
+import triton
+import yaml
+from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton_kernel_wrapper_mutation
+
+from compat import Backward, Dim, Kernel, Module, OneOf, Op, Scalar, Tensor, Tunable
+from compat.cells import Cell, why_not_applicable
+from compat.child import launches
+from compat.contract import GIVEN
+from compat.errors import RegistryError
+from compat.kernels import launch_silu, silu_kernel, silu_reference
+from compat.model import error_scales, output_names, pair
+from compat.styles import STYLES
+from tests.projects import ROOT
+
+EXAMPLE = ROOT / "examples" / "my_kernels"
+ROWS = Dim("rows", example=4, checks=(1, 3), max=8)
+
+
+def test_choices_are_variants_every_stage_runs_the_defaults_first():
+    k = Kernel(name="t_variants", doc="choices", jit=silu_kernel, launch=launch_silu,
+               reference=lambda x, bias, mode, offset: x,
+               inputs=(Tensor("x", ("rows",)), Tensor("bias", ("rows",), optional=True),
+                       Scalar("mode", "plain", choices=("fused",)),
+                       OneOf("offset", Scalar("offset", 0), Tensor("offset", ("rows",), dtype="int32"))),
+               dims=(ROWS,))
+    variants = k.variants()
+    assert len(variants) == 2 * 2 * 2
+    assert variants[0] == {"x": GIVEN, "bias": GIVEN, "mode": "plain", "offset": 0}  # the defaults first
+    assert {v["bias"] is None for v in variants} == {True, False}
+    assert [t.name for t in k.tensors] == ["x", "bias", "offset"]  # the union's tensor is one of the model's inputs
+    assert k.variant_label({**variants[0], "mode": "fused", "bias": None}) == "bias=None, mode='fused'"
+    assert output_names(k)[:2] == ["output 0", "offset=a tensor, output 0"]
+
+
+def test_a_union_keeps_out_the_styles_that_register_an_op_and_says_why():
+    k = Kernel(name="t_union", doc="a union", jit=silu_kernel, launch=launch_silu, reference=lambda x, offset: x,
+               inputs=(Tensor("x"), OneOf("offset", Scalar("offset", 0), Tensor("offset", dtype="int32"))))
+    assert "schema" not in k.features()
+    assert STYLES["triton_op"].why_not(k) == "an argument is a union (OneOf), which no torch.library schema can declare"
+    assert STYLES["raw_jit"].why_not(k) is None
+
+
+def test_a_declared_choice_must_have_the_scalars_type():
+    with pytest.raises(RegistryError, match="choices \\(1, 'two'\\) are not all int"):
+        Kernel(name="t_bad", doc="bad", jit=silu_kernel, launch=launch_silu, reference=lambda x, n: x,
+               inputs=(Tensor("x"), Scalar("n", 1, choices=("two",))))
+
+
+def test_explicit_autotune_configs_keep_their_own_warps_and_stages():
+    configs = (triton.Config({"BLOCK_SIZE": 256}, num_warps=2, num_stages=2),
+               triton.Config({"BLOCK_SIZE": 1024}, num_warps=8, num_stages=4))
+    tunable = Tunable(configs=configs, key=("n_elements",), threshold=4096)
+    made = tunable.triton_configs()
+    assert [(c.kwargs, c.num_warps, c.num_stages) for c in made] == [({"BLOCK_SIZE": 256}, 2, 2),
+                                                                     ({"BLOCK_SIZE": 1024}, 8, 4)]
+    assert tunable.names == ("BLOCK_SIZE",) and tunable.smallest() == {"BLOCK_SIZE": 256}
+    Kernel(name="t_configs", doc="configs", jit=silu_kernel, launch=launch_silu, reference=silu_reference,
+           tunable=tunable)  # a declaration that names them is valid
+
+
+def test_register_autograd_declares_what_the_backward_writes_and_hands_it_what_the_forward_saved():
+    def launch(kernel, meta, a, b):
+        return a * b, a + b  # the output, then a tensor saved for the backward
+
+    def backward(kernel, meta, a, b, saved, grad):
+        a.copy_(grad * b)  # written into its argument, as Liger-Kernel's SwiGLU backward does
+        return a, grad * saved
+
+    k = Kernel(name="t_writes", doc="a backward that writes", jit=silu_kernel, launch=launch,
+               reference=lambda a, b: a * b, inputs=(Tensor("a"), Tensor("b")), saved=("saved",),
+               backward=Backward(silu_kernel, backward, mutates=("a",)))
+    STYLES["register_autograd"].build(k)
+    schema = str(torch.ops.compat.t_writes_register_autograd_backward.default._schema)
+    assert "Tensor(a0!) a" in schema and "Tensor saved" in schema and "Tensor grad_out" in schema
+    assert str(torch.ops.compat.t_writes_register_autograd.default._schema).endswith("-> (Tensor, Tensor)")
+    with pytest.raises(RegistryError, match="the backward mutates \\['c'\\], which are not among its arguments"):
+        Kernel(name="t_writes_bad", doc="bad", jit=silu_kernel, launch=launch, reference=lambda a, b: a,
+               inputs=(Tensor("a"), Tensor("b")), backward=Backward(silu_kernel, backward, mutates=("c",)))
+
+
+def test_error_scale_takes_every_argument_of_the_op_scalars_too():
+    seen = []
+
+    def error_scale(x, scale):
+        seen.append(scale)
+        return (x.abs() * scale,)
+
+    k = Kernel(name="t_scale", doc="scaled", jit=silu_kernel, launch=launch_silu, reference=lambda x, scale: x,
+               inputs=(Tensor("x"), Scalar("scale", 2.0, choices=(3.0,))), error_scale=error_scale)
+    _, reference = pair(k, k.reference, "float32", "cpu", embedded=False)
+    scales = error_scales(k, reference, (torch.ones(3),))
+    assert seen == [2.0, 3.0] and [s.tolist() for s in scales] == [[2.0] * 3, [3.0] * 3]
+
+
+def test_a_shipped_module_and_its_reference_share_parameters_by_name_not_by_object():
+    op = Op(name="t_module", doc="a module", shipped=Module(torch.nn.Linear, 4, 4),
+            reference=lambda m, x: x @ m.weight.T + m.bias, inputs=(Tensor("x", ("rows", 4)),), dims=(ROWS,))
+    model, reference = pair(op, op.shipped, "float32", "cpu")
+    assert dict(model.named_parameters()).keys() == dict(reference.named_parameters()).keys() == {
+        "module.weight", "module.bias"}
+    assert all(p.abs().max() <= 1 for p in model.parameters())  # drawn uniform in [-1, 1] from the seed
+    assert model.module.weight is not reference.module.weight
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(model(x)[0], reference(x)[0])
+
+
+# ---- the graph proof, for each kind an op is shipped as --------------------------------------------------------
+
+@triton.jit
+def _kernel(x_ptr, n, BLOCK: triton.language.constexpr):
+    pass
+
+
+def _graph(targets=(), kernels=()):
+    """A graph as a traced stage leaves it: a call of each op, a kernel-wrapper node for each kernel."""
+    graph = torch.fx.Graph()
+    for target in targets:
+        graph.call_function(target, ())
+    for kernel in kernels:
+        graph.call_function(triton_kernel_wrapper_mutation, (), {"kernel_idx": kernel_side_table.add_kernel(kernel),
+                                                                 "constant_args_idx": 0, "grid": [(1, 1, 1)],
+                                                                 "tma_descriptor_metadata": {}, "kwargs": {}})
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def _missing(launched, graph):
+    from compat.child.checks import graph_targets
+
+    return launches.missing(launched, graph_targets([graph]), launches.graph_kernels([graph]))
+
+
+@pytest.mark.parametrize("kind", ["triton_op", "custom_op", "library_fragment", "module_calling_an_op"])
+def test_a_library_op_is_proved_by_its_own_node_never_reported_missing(kind):
+    # What eager recorded for each of these kinds: the op, and the kernel it launched inside.
+    launched = launches.Launched(ops={"aten.relu.default": ["_kernel"]})
+    assert _missing(launched, _graph([torch.ops.aten.relu.default])) == []  # its overload (export, AOTAutograd)
+    assert _missing(launched, _graph([torch.ops.aten.relu])) == []  # its packet (Dynamo's graph of a Library op)
+    assert _missing(launched, _graph(kernels=[_kernel])) == []  # decompose_custom_triton_ops: its kernels instead
+    assert _missing(launched, _graph([torch.ops.aten.sin.default])) == ["the op aten.relu.default"]
+
+
+@pytest.mark.parametrize("kind", ["autograd_function", "plain_function"])
+def test_a_raw_launch_is_proved_by_its_kernels_wrapper_node_through_autotune(kind):
+    launched = launches.Launched(kernels=["_kernel"])
+    tuned = triton.autotune(configs=[triton.Config({})], key=["n"])(_kernel)
+    assert _missing(launched, _graph(kernels=[tuned])) == []  # named by its jit function under the autotuner
+    assert _missing(launched, _graph([torch.ops.aten.relu.default])) == ["the Triton kernel _kernel"]
+
+
+RECORD = textwrap.dedent("""
+    import json, torch
+    import my_kernels.cases
+    from compat.cells import Cell
+    from compat.child.checks import eager_launches
+    print(json.dumps({name: eager_launches(Cell(name, "as_shipped", "eager", "float32", "cpu_interpret")).describe()
+                      for name in ("my_rms_norm", "my_gelu_tanh", "my_scaled_add", "my_swish", "my_rms_norm_module",
+                                   "my_bias_relu")}))
+""")
+
+
+def test_eager_records_what_each_kind_of_op_launched():
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": f"{EXAMPLE}{os.pathsep}{ROOT}"}
+    out = subprocess.run([sys.executable, "-c", RECORD], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    recorded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert recorded == {
+        "my_rms_norm": {"ops": {"my_kernels.rms_norm.default": ["_rms_norm_fwd"]}, "kernels": []},  # triton_op
+        "my_gelu_tanh": {"ops": {"my_kernels.gelu_tanh.default": ["_gelu_tanh"]}, "kernels": []},  # custom_op
+        "my_scaled_add": {"ops": {"my_kernels.scaled_add.default": ["_scaled_add"]}, "kernels": []},  # Library
+        "my_swish": {"ops": {}, "kernels": ["_swish_fwd"]},  # autograd.Function launching raw kernels
+        "my_rms_norm_module": {"ops": {"my_kernels.rms_norm.default": ["_rms_norm_fwd"]}, "kernels": []},  # module
+        "my_bias_relu": {"ops": {}, "kernels": ["_bias_relu"]},  # a plain function
+    }
+
+
+# ---- failing clearly ---------------------------------------------------------------------------------------------
+
+FAULTY = """
+import torch
+from compat import Dim, Op, Tensor, register_op
+
+def reference(x):
+    return x.no_such_method()  # the declaration's bug, not the op's
+
+register_op(Op(name="faulty", doc="an op whose reference is wrong", shipped=torch.relu, reference=reference,
+               inputs=(Tensor("x", ("rows",)),), dims=(Dim("rows", example=4, checks=(4,)),), dtypes=("float32",),
+               devices=("cpu",)))
+"""
+FAULTY_CELL = "faulty-as_shipped-eager-float32-cpu"
+
+
+def test_a_faulty_reference_is_a_harness_error_naming_the_declaration_never_an_outcome(project):
+    project.makepyfile(faulty_cases=FAULTY)
+    project.makeini("[pytest]\ncompat_cases = faulty_cases\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-accept",
+                                          "--compat-kernels=faulty", "--compat-stages=eager", "--compat-results=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*HARNESS ERROR in {FAULTY_CELL}*DeclarationError: faulty_cases: op 'faulty': its "
+                                 "reference raised AttributeError*no_such_method*"])
+    doc = json.loads((project.path / "r.json").read_text())
+    assert doc["cells"] == [] and [e["id"] for e in doc["harness_errors"]] == [FAULTY_CELL]
+    assert not (project.path / "expectations.yaml").exists()  # nothing accepted
+
+
+def test_a_first_accept_creates_the_expectations_file_it_is_told_to_write(project):
+    project.makepyfile(mine_cases=FAULTY.replace("x.no_such_method()", "torch.relu(x)"))
+    project.makeini("[pytest]\ncompat_cases = mine_cases\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-accept",
+                                          "--compat-kernels=faulty", "--compat-stages=eager",
+                                          "--compat-expectations=gate/mine.yaml")
+    result.assert_outcomes(passed=1)
+    rows = yaml.safe_load((project.path / "gate" / "mine.yaml").read_text())["cells"]
+    assert rows[FAULTY_CELL.replace("float32", "*")][0]["outcome"] == "passed"
+
+
+@pytest.mark.parametrize("reads", ["props = torch.cuda.get_device_properties(0)",
+                                   "DEVICE = triton.runtime.driver.active.get_active_torch_device()"])
+def test_a_cases_module_that_initialises_cuda_at_import_is_named_before_any_cell_runs(project, reads):
+    # As Triton's tutorials do; on a machine without a GPU the call fails, which the module here ignores.
+    project.makepyfile(tutorial_cases=f"import torch, triton\ntry:\n    {reads}\nexcept Exception:\n    pass\n")
+    project.makeini("[pytest]\ncompat_cases = tutorial_cases\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*compat_cases: importing 'tutorial_cases' initialises CUDA (*, called at "
+                                 "*tutorial_cases.py:3)*every cell would fail at its first CUDA call. Fix: read the "
+                                 "device when a launch first needs it*--compat-children=fresh*"])
+    assert not (project.path / "r.json").exists()
+
+
+NAMESPACE = """
+import torch
+from compat import Dim, Op, Tensor, register_op
+
+@torch.library.custom_op("mine_ns::double", mutates_args=())
+def double(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+@torch.library.custom_op("mine_ns::unshipped", mutates_args=())
+def unshipped(x: torch.Tensor) -> torch.Tensor:
+    return x * 3
+
+register_op(Op(name="mine_double", doc="a declared op", shipped=double, reference=lambda x: x * 2,
+               inputs=(Tensor("x", ("rows",)),), dims=(Dim("rows", example=4, checks=(4,)),), dtypes=("float32",),
+               devices=("cpu",)))
+"""
+
+
+def test_the_gate_fails_on_an_undeclared_op_of_a_namespace_it_must_cover(project):
+    project.makepyfile(ns_cases=NAMESPACE)
+    project.makeini("[pytest]\ncompat_cases = ns_cases\ncompat_require_declared = mine_ns\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-accept",
+                                          "--compat-kernels=mine_double", "--compat-stages=eager")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*compat_require_declared[[]mine_ns[]]*",
+                                 "*1 op(s) of 'mine_ns' have no declaration as shipped (compat.Op): mine_ns::unshipped*"])
+
+
+def test_coverage_lists_the_examples_declared_and_undeclared_ops():
+    out = subprocess.run([sys.executable, "-m", "compat", "coverage", "my_kernels", "--fail-undeclared"],
+                         cwd=EXAMPLE, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.splitlines() == ["my_kernels::gelu_tanh  declared: my_gelu_tanh",
+                                       "my_kernels::rms_norm  declared: my_rms_norm",
+                                       "my_kernels::rms_norm_backward  UNDECLARED",
+                                       "my_kernels::scaled_add  declared: my_scaled_add",
+                                       "my_kernels: 3 of 4 ops declared"]
+    unknown = subprocess.run([sys.executable, "-m", "compat", "coverage", "no_such_ns"], cwd=EXAMPLE,
+                             capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert unknown.returncode == 2 and "no op is registered under no_such_ns" in unknown.stderr
+
+
+def test_every_kind_of_op_as_shipped_has_its_cells():
+    """One op of each kind the issue names, each declared in examples/my_kernels (its own repository)."""
+    env = {**os.environ, "PYTHONPATH": f"{EXAMPLE}{os.pathsep}{ROOT}", "TRITON_INTERPRET": "1"}
+    script = ("import my_kernels.cases\nfrom compat.cells import matrix\n"
+              "print(sorted({c.kernel for c in matrix({'style': ['as_shipped']})}))")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == str(sorted(
+        ["my_rms_norm", "my_gelu_tanh", "my_scaled_add", "my_swish", "my_rms_norm_module", "my_bias_relu"]))
+
+
+def test_a_style_that_wraps_a_kernel_never_applies_to_an_op_as_shipped_and_says_why():
+    op = Op(name="t_op", doc="an op", shipped=torch.relu, reference=torch.relu, inputs=(Tensor("x"),))
+    assert STYLES["triton_op"].why_not(op).startswith("it is an op as shipped (compat.Op)")
+    assert STYLES["as_shipped"].why_not(op) is None
+    assert why_not_applicable(Cell("silu", "as_shipped", "eager", "float32", "cuda")).startswith(
+        "it is a bare Triton kernel")
