@@ -380,7 +380,6 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "the C++ runner reports only that the model call failed", rewrite="keep host-TMA kernels out of "
                  "AOTI packages until upstream supports them", source="pytorch/pytorch#193608"),
     Known(SERIALIZE_ERROR, r"Failed serializing node[\s\S]*wrap_with_set_grad_enabled",
-          styles=("autograd_function",),
           reason="the strict export wraps the autograd.Function's forward, raw launch included, in a "
                  "wrap_with_set_grad_enabled subgraph that torch.export.save cannot serialize",
           rewrite="triton_op + register_autograd"),

@@ -47,36 +47,54 @@ def as_function(kernel: "Kernel", fn: Callable) -> Callable:
     outputs as a tuple (the tensors it writes into, for an op that returns nothing), every variant's in turn.
     Scalars take their defaults, or each of their choices. An any-shape kernel is called with its first tensor; the
     tensors it writes into are allocated like that one."""
-    variants = kernel.variants()
-    return lambda *provided: call_variants(kernel, variants, fn, provided)
+    plans = [plan(kernel, v) for v in kernel.variants()]
+    return lambda *provided: call_variants(kernel, plans, fn, provided)
 
 
-def call_variants(kernel: "Kernel", variants: list[dict[str, Any]], fn: Callable, provided) -> tuple:
-    """fn called once per variant; the outputs of all, in order. Between variants, an input the op writes into is
-    a copy, so one variant's write is not the next one's input."""
-    outputs = ()
-    for variant in variants:
-        outputs += kernel.call(fn, *arguments(kernel, provided, variant, copy_written=len(variants) > 1))
-    return outputs
-
-
-def arguments(kernel: "Kernel", provided, variant: dict[str, Any] | None = None, copy_written: bool = False) -> list:
-    """The op's arguments, in declaration order, from the tensors a caller provides (see as_function), for one
-    variant of its choices (the defaults unless given)."""
-    variant = variant or kernel.variants()[0]
-    first, first_tensor = provided[0], kernel.tensors[0].name
-    tensors = dict(zip((t.name for t in kernel.tensors), provided))
-    args = []
+def plan(kernel: "Kernel", variant: dict[str, Any]) -> tuple:
+    """How one variant's arguments are made from the provided tensors, as plain values (traced code meets no object
+    of ours): per input, (how, its name, its value): "tensor" the provided one, "written" the provided one, which the
+    op writes, "empty_like" / "clone" of the first tensor (an any-shape kernel's others), "value" a scalar or None."""
+    first, steps = kernel.tensors[0].name, []
     for spec in kernel.inputs:
         choice = variant[spec.name]
         if choice is not GIVEN:
-            args.append(choice)  # a scalar's value, or None for an optional tensor left out
-        elif kernel.any_shape and spec.name != first_tensor:
-            args.append(torch.empty_like(first) if spec.name in kernel.mutates else first.clone())
+            steps.append(("value", spec.name, choice))  # a scalar's value, or None for an optional tensor left out
+        elif kernel.any_shape and spec.name != first:
+            steps.append(("empty_like" if spec.name in kernel.mutates else "clone", spec.name, None))
         else:
-            written = copy_written and spec.name in kernel.mutates
-            args.append(tensors[spec.name].clone() if written else tensors[spec.name])
+            steps.append(("written" if spec.name in kernel.mutates else "tensor", spec.name, None))
+    return tuple(steps)
+
+
+def call_variants(kernel: "Kernel", plans: list[tuple], fn: Callable, provided) -> tuple:
+    """fn called once per variant; the outputs of all, in order. Between variants, an input the op writes into is
+    a copy, so one variant's write is not the next one's input."""
+    names, outputs = tuple(t.name for t in kernel.tensors), ()
+    for steps in plans:
+        outputs += kernel.call(fn, *run_plan(names, steps, provided, copy_written=len(plans) > 1))
+    return outputs
+
+
+def run_plan(names: tuple[str, ...], steps: tuple, provided, copy_written: bool = False) -> list:
+    tensors, first, args = dict(zip(names, provided)), provided[0], []
+    for how, name, value in steps:
+        if how == "value":
+            args.append(value)
+        elif how == "empty_like":
+            args.append(torch.empty_like(first))
+        elif how == "clone":
+            args.append(first.clone())
+        else:
+            args.append(tensors[name].clone() if how == "written" and copy_written else tensors[name])
     return args
+
+
+def arguments(kernel: "Kernel", provided, variant: dict[str, Any] | None = None) -> list:
+    """The op's arguments, in declaration order, from the tensors a caller provides (see as_function), for one
+    variant of its choices (the defaults unless given)."""
+    steps = plan(kernel, variant or kernel.variants()[0])
+    return run_plan(tuple(t.name for t in kernel.tensors), steps, provided)
 
 
 def declared(kernel: "Kernel", fn: Callable, what: str) -> Callable:
@@ -123,10 +141,11 @@ class ShippedModule(torch.nn.Module):
 
     def __init__(self, kernel: "Kernel", module: torch.nn.Module):
         super().__init__()
-        self.module, self.kernel, self.variants = module, kernel, kernel.variants()
+        self.module, self.kernel = module, kernel
+        self.plans = [plan(kernel, v) for v in kernel.variants()]
 
     def forward(self, *args):  # named as OpModule's: export's dynamic shapes name them "args"
-        return call_variants(self.kernel, self.variants, self.module, args)
+        return call_variants(self.kernel, self.plans, self.module, args)
 
 
 class ReferenceModule(torch.nn.Module):
@@ -134,11 +153,12 @@ class ReferenceModule(torch.nn.Module):
 
     def __init__(self, kernel: "Kernel", module: torch.nn.Module):
         super().__init__()
-        self.module, self.kernel, self.variants = module, kernel, kernel.variants()
+        self.module, self.kernel = module, kernel
+        self.plans = [plan(kernel, v) for v in kernel.variants()]
         self.reference = declared(kernel, kernel.reference, "reference")
 
     def forward(self, *args):
-        return call_variants(self.kernel, self.variants, functools.partial(self.reference, self.module), args)
+        return call_variants(self.kernel, self.plans, functools.partial(self.reference, self.module), args)
 
 
 def shipped_module(kernel: "Kernel", spec: Module, dtype: str, device: str) -> torch.nn.Module:

@@ -122,7 +122,7 @@ for _op in (
 LIGER = "liger-kernel 0.8.5"
 register_known(
     Known(r"torch\._dynamo\.exc\.Unsupported", r"Skip calling `torch\.compiler\.disable\(\)`d function",
-          kernels=("liger_rope", "liger_cross_entropy"),
+          kernels=("liger_rope", "liger_cross_entropy", "liger_layer_norm"),
           reason="the op goes through Liger's implementation registry, liger_kernel.backends.dispatch.dispatch, which "
                  "is decorated @torch.compiler.disable: Dynamo may not trace into it, so torch.compile(fullgraph=True) "
                  "and strict export (Dynamo) stop at the call",
@@ -136,6 +136,37 @@ register_known(
                  "a value read from a tensor, on which non-strict export cannot guard",
           rewrite="pass the count in, or compute with tensors only (torch.where on the mask), so export can trace it",
           source=f"{LIGER}: liger_kernel/ops/cross_entropy.py, n_non_ignore = target_mask.sum().item()"),
+    Known(r"torch\._dynamo\.exc\.UserError", r"Constraints violated \(tokens\)",
+          kernels=("liger_fused_linear_cross_entropy",),
+          reason="fused_linear_cross_entropy_forward sizes its chunks from the token count in Python "
+                 "(triton.next_power_of_2(triton.cdiv(BT, inc_factor)), then min and cdiv): strict export turns that "
+                 "arithmetic into a guard on the dynamic token dimension that not every size of its range meets",
+          rewrite="export with the token count static (export_static_strict passes where eager does), or mark it "
+                  "dynamic only where the chunking does not change",
+          source=f"{LIGER}: liger_kernel/ops/fused_linear_cross_entropy.py, chunk_size"),
+    Known("ValueError", r"treespec\.unflatten\(leaves\): `leaves` has length 3 but the spec refers to a pytree that "
+                        r"holds 1 items", kernels=("liger_rms_norm",), stages=("aoti_strict",),
+          reason="the AOTI package of LigerRMSNorm's strict export returns three tensors where the program has one "
+                 "output; aoti_load_package cannot unflatten them. The two extra are what the compiled graph treats as "
+                 "inputs the forward writes (compile_cudagraphs sees the same: 'mutated inputs' at "
+                 "_rms_norm_forward_kernel), though the forward writes only new tensors; torch marks every pointer "
+                 "argument of a kernel it cannot analyse as written (not verified for this kernel)",
+          rewrite="run LigerRMSNorm under torch.compile, or package the non-Liger RMSNorm",
+          source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward; torch: "
+                 f"torch/_higher_order_ops/triton_kernel_wrap.py (mutation analysis)"),
+    Known("", r"3 outputs, eager has 1", kind="mismatch", kernels=("liger_rms_norm",), stages=("aoti_cpp_",),
+          reason="from C++ the same package returns three tensors for the one output (see aoti_strict): the inputs "
+                 "the compiled graph takes as written come back after the output",
+          rewrite="run LigerRMSNorm under torch.compile, or package the non-Liger RMSNorm",
+          source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward"),
+    Known("RuntimeError", r"skipping cudagraphs due to mutated inputs", kernels=("liger_rms_norm",),
+          stages=("compile_cudagraphs",),
+          reason="CUDA graph trees find an input of the compiled graph written by _rms_norm_forward_kernel's launch "
+                 "(its stack names the launch in rms_norm_forward) and record no graph; the forward writes only new "
+                 "tensors (Y, RSTD), so the write is Inductor's reading of the kernel, the same that gives the AOTI "
+                 "package its extra outputs",
+          rewrite="mode='reduce-overhead' gains nothing here: compile without it",
+          source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward"),
     Known("", r"seq=1, output", kind="mismatch", kernels=("liger_rope",),
           reason="rope_forward transposes q and k to (batch, seq, heads, head_dim), calls .contiguous() and hands the "
                  "kernel q.stride(1) as the row stride. With seq_len 1 and q, k contiguous in their documented shape "
