@@ -39,10 +39,33 @@ def layer_norm_reference(m, x):
     return F.layer_norm(x.float(), (HIDDEN,), m.weight.float(), m.bias.float(), m.variance_epsilon).to(x.dtype)
 
 
+def layer_norm_error_scale(m, x):
+    """(x - mean) cancels near zero: each element errs relative to (|x| + |mean|) * rstd * |weight| + |bias|."""
+    xf = x.float()
+    rstd = torch.rsqrt(xf.var(-1, unbiased=False, keepdim=True) + m.variance_epsilon)
+    return ((xf.abs() + xf.mean(-1, keepdim=True).abs()) * rstd * m.weight.float().abs() + m.bias.float().abs(),)
+
+
 def swiglu_mlp_reference(m, x):
     xf = x.float()
     gate, up = xf @ m.gate_proj.weight.float().T, xf @ m.up_proj.weight.float().T
     return ((F.silu(gate) * up) @ m.down_proj.weight.float().T).to(x.dtype)
+
+
+def _mlp_error_scale(m, x, act):
+    """Three matmuls: an output errs relative to the sum of its terms' magnitudes, carried through the gate."""
+    xf, wg, wu, wd = (t.float() for t in (x, m.gate_proj.weight, m.up_proj.weight, m.down_proj.weight))
+    gate, up = xf @ wg.T, xf @ wu.T
+    gate_size, up_size = xf.abs() @ wg.abs().T, xf.abs() @ wu.abs().T
+    return ((gate_size * up.abs() + act(gate).abs() * up_size) @ wd.abs().T,)
+
+
+def swiglu_mlp_error_scale(m, x):
+    return _mlp_error_scale(m, x, F.silu)
+
+
+def geglu_mlp_error_scale(m, x):
+    return _mlp_error_scale(m, x, lambda g: F.gelu(g, approximate="tanh"))
 
 
 def geglu_mlp_reference(m, x):
@@ -69,6 +92,12 @@ def rope_reference(q, k, cos, sin):
     return (qf * c + _rotate_half(qf) * s).to(q.dtype), (kf * c + _rotate_half(kf) * s).to(k.dtype)
 
 
+def rope_error_scale(q, k, cos, sin):
+    """q cos + rotate_half(q) sin cancels: each element errs relative to |q| |cos| + |rotate_half(q)| |sin|."""
+    c, s = _duplicated(cos).abs(), _duplicated(sin).abs()
+    return tuple((t.float().abs() * c + _rotate_half(t.float()).abs() * s) for t in (q, k))
+
+
 def cross_entropy_reference(m, logits, target):
     return F.cross_entropy(logits.float(), target, ignore_index=m.ignore_index).to(logits.dtype)
 
@@ -89,15 +118,16 @@ for _op in (
     Op(name="liger_rms_norm", doc="LigerRMSNorm(256): Llama's RMSNorm module (in_place backward)",
        shipped=Module(LigerRMSNorm, HIDDEN), reference=rms_norm_reference, devices=CUDA_ONLY, **HIDDEN_STATES),
     Op(name="liger_layer_norm", doc="LigerLayerNorm(256): LayerNorm with weight and bias",
-       shipped=Module(LigerLayerNorm, HIDDEN), reference=layer_norm_reference, devices=CUDA_ONLY, **HIDDEN_STATES),
+       shipped=Module(LigerLayerNorm, HIDDEN), reference=layer_norm_reference, error_scale=layer_norm_error_scale,
+       devices=CUDA_ONLY, **HIDDEN_STATES),
     Op(name="liger_swiglu_mlp", doc="LigerSwiGLUMLP: Llama's MLP, three Linears around Liger's SiLU-mul kernel",
-       shipped=Module(LigerSwiGLUMLP, CONFIG, init=_small_weights), reference=swiglu_mlp_reference, devices=CUDA_ONLY,
-       **HIDDEN_STATES),
+       shipped=Module(LigerSwiGLUMLP, CONFIG, init=_small_weights), reference=swiglu_mlp_reference,
+       error_scale=swiglu_mlp_error_scale, devices=CUDA_ONLY, **HIDDEN_STATES),
     Op(name="liger_geglu_mlp", doc="LigerGEGLUMLP: Gemma's MLP, three Linears around Liger's GELU(tanh)-mul kernel",
-       shipped=Module(LigerGEGLUMLP, CONFIG, init=_small_weights), reference=geglu_mlp_reference, devices=CUDA_ONLY,
-       **HIDDEN_STATES),
+       shipped=Module(LigerGEGLUMLP, CONFIG, init=_small_weights), reference=geglu_mlp_reference,
+       error_scale=geglu_mlp_error_scale, devices=CUDA_ONLY, **HIDDEN_STATES),
     Op(name="liger_rope", doc="liger_rotary_pos_emb(q, k, cos, sin): RoPE of query and key heads",
-       shipped=liger_rotary_pos_emb, reference=rope_reference,
+       shipped=liger_rotary_pos_emb, reference=rope_reference, error_scale=rope_error_scale,
        inputs=(Tensor("q", (2, 4, "seq", 64)), Tensor("k", (2, 2, "seq", 64)),
                Tensor("cos", (1, "seq", 64), differentiable=False), Tensor("sin", (1, "seq", 64), differentiable=False)),
        outputs=("q", "k"), dims=(Dim("seq", example=8, checks=(1, 37, 512), max=512),), dtypes=DTYPES,

@@ -183,8 +183,8 @@ def launch_rotary(kernel, meta, x: torch.Tensor, cos: torch.Tensor, sin: torch.T
     return out
 
 
-def rotary_reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, seqlen_offsets: Union[int, torch.Tensor],
-                     interleaved: bool, conjugate: bool) -> torch.Tensor:
+def _rotated(x, cos, sin, seqlen_offsets, interleaved, conjugate, magnitude=False) -> torch.Tensor:
+    """The rotation in float32; `magnitude`: each output's |x0 cos| + |x1 sin| instead, what its error scales with."""
     batch, seqlen, dim = x.shape
     position = torch.arange(seqlen, device=x.device)[None, :]
     position = position + (seqlen_offsets.long()[:, None] if isinstance(seqlen_offsets, torch.Tensor)
@@ -192,9 +192,22 @@ def rotary_reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, seql
     c, s = cos.float()[position], sin.float()[position] * (-1.0 if conjugate else 1.0)
     xf = x.float()
     x0, x1 = (xf[..., 0::2], xf[..., 1::2]) if interleaved else (xf[..., :dim // 2], xf[..., dim // 2:])
-    o0, o1 = x0 * c - x1 * s, x0 * s + x1 * c
-    out = torch.stack((o0, o1), dim=-1).flatten(-2) if interleaved else torch.cat((o0, o1), dim=-1)
-    return out.to(x.dtype)
+    if magnitude:
+        x0, x1, c, s = x0.abs(), x1.abs(), c.abs(), s.abs()
+        o0, o1 = x0 * c + x1 * s, x0 * s + x1 * c
+    else:
+        o0, o1 = x0 * c - x1 * s, x0 * s + x1 * c
+    return torch.stack((o0, o1), dim=-1).flatten(-2) if interleaved else torch.cat((o0, o1), dim=-1)
+
+
+def rotary_reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, seqlen_offsets: Union[int, torch.Tensor],
+                     interleaved: bool, conjugate: bool) -> torch.Tensor:
+    return _rotated(x, cos, sin, seqlen_offsets, interleaved, conjugate).to(x.dtype)
+
+
+def rotary_error_scale(x, cos, sin, seqlen_offsets, interleaved, conjugate) -> tuple[torch.Tensor]:
+    """x0 cos - x1 sin cancels: each output element errs relative to |x0 cos| + |x1 sin|."""
+    return (_rotated(x, cos, sin, seqlen_offsets, interleaved, conjugate, magnitude=True),)
 
 
 # ---- SwiGLU: a backward that writes into its inputs -------------------------------------------------------------
