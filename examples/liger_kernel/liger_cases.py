@@ -197,6 +197,19 @@ register_known(
                  "package its extra outputs",
           rewrite="mode='reduce-overhead' gains nothing here: compile without it",
           source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward"),
+    Known("", r"NaN where eager has none", kind="mismatch", section="fuzz", kernels=("liger_layer_norm",),
+          reason="_layer_norm_forward_kernel sums (x - mean)^2 in float32, which overflows for |x| above about 1e19 "
+                 "(the fuzz tests' large magnitude, 1e30): the variance is inf, rstd 0, and the row comes out NaN; "
+                 "torch's layer_norm gives finite values there",
+          rewrite="keep activations in a range whose squares fit float32 (every real model's do)",
+          source=f"{LIGER}: liger_kernel/ops/layer_norm.py, _layer_norm_forward_kernel (var = tl.sum(x_centered^2))"),
+    Known("", r", (transposed|sliced|strided): ", kind="mismatch", section="fuzz", stages=("export_", "decompose_"),
+          kernels=("liger_rms_norm",),
+          reason="LigerRMSNormFunction's forward is wrapped in Liger's ensure_contiguous, which calls .contiguous() "
+                 "on each input; tracing runs it once, on the contiguous example, where it copies nothing, so the "
+                 "exported graph launches the kernel on a view's storage as if contiguous: wrong values",
+          rewrite="make the input contiguous before calling the module, outside the traced code",
+          source=f"{LIGER}: liger_kernel/ops/utils.py, ensure_contiguous"),
     Known("", r"seq=1, output", kind="mismatch", kernels=("liger_rope",),
           reason="rope_forward transposes q and k to (batch, seq, heads, head_dim), calls .contiguous() and hands the "
                  "kernel q.stride(1) as the row stride. With seq_len 1 and q, k contiguous in their documented shape "
