@@ -68,7 +68,14 @@ TRITON_OP_STYLES = ("triton_op", "triton_op_cpu_fallback", "triton_op_flops", "t
                "autotune_prune_triton_op", "autotune_restore_value_triton_op", "autotune_reset_to_zero_triton_op",
                "do_not_specialize_triton_op", "heuristics_triton_op", "autotune_heuristics_triton_op",
                "heuristics_autotune_triton_op", "register_autograd")  # the styles whose op is a triton_op: its launch can be traced into the graph
-WRONG_VALUES = r"element\(s\)"  # a fuzz mismatch that computed wrong values (not one that returned nothing)
+# A fuzz mismatch that computed wrong values on a view (not one that returned nothing, nor one on a contiguous input).
+WRONG_VALUES = r", (transposed|sliced|strided): \d+ element\(s\)"
+# What a view needs of a traced launch: a .contiguous() inside the traced code runs once, on the contiguous example,
+# where it copies nothing, so the graph holds no copy (measured on the H100: examples/my_kernels' rms_norm triton_op
+# and Liger-Kernel's ensure_contiguous read views wrongly from their packages).
+VIEW_REWRITE = ("pass contiguous inputs (call .contiguous() before the exported program or package, outside the "
+                "traced code); a .contiguous() inside the traced op copies nothing on the contiguous example and "
+                "leaves no copy in the graph")
 # Launched outside any op, so an exported graph holds the launch itself.
 RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autograd_function", "device_context",
               "autograd_wrap_triton", "wrapper_outside", "heuristics_constant_raw")
@@ -425,25 +432,22 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="The launcher's layout check ran once, at trace time, on the contiguous example; the AOTI package "
                  "compiles the launch in and checks no input strides: it launches the kernel on the view's data "
                  "pointer and the kernel reads the storage with the layout it assumes: silent wrong values.",
-          rewrite="call .contiguous() on the input inside the op or traced function before the launch (compiled in, "
-                  "it costs nothing for contiguous inputs), or pass contiguous inputs to the package"),
+          rewrite=VIEW_REWRITE),
     Known("", WRONG_VALUES, kind="mismatch", section="fuzz", stages=("decompose_",), styles=TRITON_OP_STYLES,
           reason="The launcher's layout check ran once, at trace time, on the contiguous example; "
                  "decompose_custom_triton_ops=True replaces the op by its traced launch, which launches the kernel "
                  "on the view's data pointer, and the kernel reads the storage with the layout it assumes: silent "
                  "wrong values.",
-          rewrite="keep the op (the default decompose_custom_triton_ops=False), or call .contiguous() inside the op "
-                  "before the launch"),
+          rewrite=f"keep the op (the default decompose_custom_triton_ops=False), or {VIEW_REWRITE}"),
     *(Known("", WRONG_VALUES, kind="mismatch", section="fuzz", stages=(stage,), styles=RAW_LAUNCH,
             reason=f"The launcher's contiguity assert ran once, at trace time, on the contiguous example; the {graph} "
                    f"holds the raw launch{held}, which launches the kernel on the strided input's data pointer and the kernel "
                    "reads the storage as if it were contiguous: silent wrong values (the NaN stored around the view "
                    "comes out).", rewrite=rewrite)
       for stage, graph, held, rewrite in (
-          ("export_", "exported graph", " (triton_kernel_wrapper_mutation)", "call .contiguous() on the input inside the traced function, or wrap the "
-                                        "kernel in triton_op, whose exported graph keeps the op call and runs its check"),
-          ("decompose_", "decomposed graph", "", "call .contiguous() on the input inside the traced function, or wrap the "
-                                             "kernel in triton_op"))),
+          ("export_", "exported graph", " (triton_kernel_wrapper_mutation)",
+           f"wrap the kernel in triton_op, whose exported graph keeps the op call and runs its check; or {VIEW_REWRITE}"),
+          ("decompose_", "decomposed graph", "", f"wrap the kernel in triton_op; or {VIEW_REWRITE}"))),
 ]
 
 

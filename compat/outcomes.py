@@ -45,7 +45,8 @@ class Outcome:
         """The text a row's or a catalogue entry's `match` is searched in: the message, then its cause's message
         (which a wrapper's message may quote escaped, or not at all)."""
         cause = self.cause
-        return f"{self.message or ''}\n{cause.message}" if cause else self.message or ""
+        text = f"{self.message or ''}\n{cause.message}" if cause else self.message or ""
+        return f"{text}\nraised at {self.detail['raised_at']}" if self.detail.get("raised_at") else text
 
     def summary(self) -> str:
         if self.kind in ("failed", "crashed", "timed_out", "skipped"):
@@ -79,7 +80,22 @@ def from_exception(exc: BaseException) -> Outcome:
     inner = of_exception(exc)
     if inner is not exc:
         detail["cause"] = {"error_type": exception_type_name(inner), "message": str(inner)[:MESSAGE_LIMIT]}
+    where = raised_at(inner)
+    if where:
+        detail["raised_at"] = where
     return Outcome("failed", exception_type_name(exc), str(exc)[:MESSAGE_LIMIT], detail=detail)
+
+
+def raised_at(exc: BaseException) -> str | None:
+    """Where the root cause was raised: its innermost frame, as a path under site-packages (or the file's own
+    path), line and function. For an assert without a message, this is its stable fragment."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    code = tb.tb_frame.f_code
+    return f"{code.co_filename.split('site-packages/')[-1]}:{tb.tb_lineno} in {code.co_name}"
 
 
 def from_comparisons(comparisons: list[dict[str, Any]], detail: dict[str, Any] | None = None) -> Outcome:
