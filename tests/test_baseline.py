@@ -11,7 +11,7 @@ from compat.outcomes import Outcome, from_exception
 from compat.rootcause import WRAPPER_LINES, root_cause
 
 from .docs_fixtures import DATA_PTR, cell, doc
-from .test_plugin import MINE, MINE_ONLY, mine, project  # noqa: F401 - the fixtures, for the end-to-end test
+from .test_plugin import MINE, MINE_ONLY, mine  # noqa: F401 - the fixture, for the end-to-end test
 
 ID = "silu-raw_jit-export_nonstrict-bfloat16-cuda"
 MEASURED_213 = {"measured": {"torch": "2.13.0+cpu", "triton": "3.7.1", "device": "cpu", "date": "2026-11-22"}}
