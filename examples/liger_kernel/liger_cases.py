@@ -220,4 +220,19 @@ register_known(
           rewrite="pass q and k as Hugging Face lays them out (a transposed view of (batch, seq, heads, head_dim)), "
                   "or decode with seq_len > 1",
           source=f"{LIGER}: liger_kernel/ops/rope.py, rope_forward"),
+    Known(r"torch\._dynamo\.exc\.Unsupported", r"DataDependentOutputException: aten\.equal\.default",
+          kernels=("liger_fused_linear_cross_entropy",), stages=("compile_backward",),
+          reason="fused_linear_cross_entropy_backward asks torch.equal(grad_output, torch.tensor(1.0)) to skip "
+                 "scaling the gradients it computed in the forward: a bool read from tensor values, which Dynamo "
+                 "cannot trace in the compiled backward (Data dependent operator)",
+          rewrite="compile the forward only (the backward runs eagerly as Liger ships it), or scale the gradients "
+                  "unconditionally",
+          source=f"{LIGER}: liger_kernel/ops/fused_linear_cross_entropy.py, fused_linear_cross_entropy_backward"),
+    Known("AssertionError", r"raised at torch/_inductor/cudagraph_trees\.py:\d+ in _allocate_and_copy_recording_inputs",
+          kernels=("liger_fused_linear_cross_entropy",), stages=("compile_cudagraphs", "compile_max_autotune"),
+          reason="CUDA graph trees copy the compiled graph's inputs before recording and assert that every input "
+                 "which is not a tensor is an int (or a generator); the graph of the chunked loss takes another kind "
+                 "of scalar, and the assert has no message (torch 2.11)",
+          rewrite="compile without CUDA graphs (mode=None)",
+          source="torch 2.11: torch/_inductor/cudagraph_trees.py, CUDAGraphNode._allocate_and_copy_recording_inputs"),
 )
