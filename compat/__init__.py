@@ -1,6 +1,6 @@
 """triton-export-compat: a pytest matrix of Triton kernel wrapping styles x PyTorch stages, with evidence.
 
-What you declare about your own kernels (see compat.contract, and the README's "Test your own kernel"):
+What you declare about your own kernels (see compat.matrix.contract, and the README's "Test your own kernel"):
 
     from compat import Dim, Kernel, Scalar, Tensor, Tunable, Backward, register_kernel
     from compat import Op, Module, OneOf, register_op     # your ops exactly as you ship them
@@ -10,10 +10,11 @@ What you declare about your own kernels (see compat.contract, and the README's "
 __version__ = "0.1.0"
 
 # Imported on first use: `import compat` (the CLI's --version, its help) does not import torch.
-_API = {"Backward": "contract", "Dim": "contract", "Kernel": "contract", "Scalar": "contract", "Shapes": "contract",
-        "Tensor": "contract", "Tunable": "contract", "Op": "contract", "Module": "contract", "OneOf": "contract",
-        "register_kernel": "kernels", "register_op": "kernels", "Known": "catalogue",
-        "register_known": "catalogue"}
+_API = {"Backward": "matrix.contract", "Dim": "matrix.contract", "Kernel": "matrix.contract",
+        "Scalar": "matrix.contract", "Shapes": "matrix.contract", "Tensor": "matrix.contract",
+        "Tunable": "matrix.contract", "Op": "matrix.contract", "Module": "matrix.contract", "OneOf": "matrix.contract",
+        "register_kernel": "matrix.kernels", "register_op": "matrix.kernels", "Known": "evidence.catalogue",
+        "register_known": "evidence.catalogue"}
 __all__ = ["__version__", *_API]
 
 

@@ -69,7 +69,7 @@ def _ini_settings(where: Path) -> dict[str, list[str]]:
 def _repository(where: Path) -> str | None:
     """Make the directory's own kernels known, as its pytest run would (its compat_cases, importable through its
     pythonpath); return the expectations file its ini names, if any."""
-    from .cases import import_cases
+    from .matrix.cases import import_cases
     from .plugin import CASES_GROUP
 
     settings = _ini_settings(where)
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
     from . import testing
-    from .environment import describe, machine_label
+    from .run.environment import describe, machine_label
 
     here = Path.cwd()
     results = args.results or str(Path(RUNS_DIR) / f"{machine_label(describe())}.json")
@@ -112,7 +112,8 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 
 def render_docs(results_path: str) -> dict[str, str]:
     """The documentation pages generated from one results file, by file name."""
-    from . import page, report, results
+    from .evidence import results
+    from .report import page, report
 
     doc = results.load(results_path)
     return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: page.html_page(doc, results_path)}
@@ -141,7 +142,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from . import diff, results
+    from .evidence import diff, results
+    from .report import upgrade
 
     old, new = results.load(args.old), results.load(args.new)
     if args.output:
@@ -152,30 +154,30 @@ def _diff(args: argparse.Namespace) -> int:
         # The comment form within GitHub's limit; what it leaves out goes to a full listing beside it.
         output = Path(args.output)
         full = output.with_name(f"{output.stem}.full{output.suffix or '.md'}")
-        text, left_out = diff.markdown(old, new, args.old, args.new, limit=diff.COMMENT_LIMIT, full_link=full.name)
+        text, left_out = upgrade.markdown(old, new, args.old, args.new, limit=diff.COMMENT_LIMIT, full_link=full.name)
         if left_out:
-            write_atomic(full, diff.markdown(old, new, args.old, args.new)[0])
+            write_atomic(full, upgrade.markdown(old, new, args.old, args.new)[0])
         elif full.exists():
             full.unlink()  # an earlier, longer diff's listing would no longer match the comment
         write_atomic(output, text)
     else:
-        text, _ = diff.markdown(old, new, args.old, args.new)
+        text, _ = upgrade.markdown(old, new, args.old, args.new)
     print(text, end="")
     # Across hosts, a regression the host explains (no GPU on the new side) is not the version's: it does not count.
     return FOUND if diff.regressed(diff.compare(old, new), host_effects=False) else OK
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from . import results
-    from .cells import in_matrix
-    from .expectations import Expectations, Run, accept, measured_on
-    from .outcomes import Outcome
+    from .evidence import results
+    from .evidence.expectations import Expectations, Run, accept, measured_on
+    from .evidence.outcomes import Outcome
+    from .matrix.cells import in_matrix
 
     path = _expectations_path(args)
     doc = results.load(args.results)
     exp = Expectations.load(path)
     observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
-    from .baseline import neighbours
+    from .evidence.baseline import neighbours
 
     run = Run.from_env(doc["environment"])
     changes = accept(exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True))
@@ -190,9 +192,9 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _versions(args: argparse.Namespace) -> int:
-    from . import results, versions
     from .atomic import write_atomic
-    from .expectations import Expectations
+    from .evidence import results, versions
+    from .evidence.expectations import Expectations
 
     docs = [(p, results.load(p)) for p in args.results]
     exp = Expectations.load(_expectations_path(args))
@@ -206,8 +208,8 @@ def _versions(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from . import results
-    from .expectations import Expectations
+    from .evidence import results
+    from .evidence.expectations import Expectations
 
     doc = results.merge(args.results, Expectations.load(_expectations_path(args)))
     _writable(Path(args.out), "OUT")
@@ -222,10 +224,10 @@ def _fuzz(args: argparse.Namespace) -> int:
     import json
     import tempfile
 
-    from .cells import parse_cell_id
-    from .launcher import Launcher
-    from .session import child_env, fuzz_task
-    from .strategies import DEFAULT_PROFILE, Example
+    from .matrix.cells import parse_cell_id
+    from .matrix.strategies import DEFAULT_PROFILE, Example
+    from .run.launcher import Launcher
+    from .run.session import child_env, fuzz_task
 
     cell = parse_cell_id(args.cell, "python -m compat fuzz")
     try:
@@ -248,7 +250,7 @@ def _fuzz(args: argparse.Namespace) -> int:
 def _coverage(args: argparse.Namespace) -> int:
     """The ops a package registers under each namespace (once the directory's compat_cases are imported), and the
     declarations as shipped that gate them."""
-    from . import coverage
+    from .report import coverage
 
     for line in coverage.lines(args.namespaces):
         print(line)
@@ -259,7 +261,7 @@ def _coverage(args: argparse.Namespace) -> int:
 
 
 def _pytest_options() -> str:
-    from .options import OPTIONS
+    from .run.options import OPTIONS
 
     lines = ["options it passes to pytest (the plugin's):"]
     for flags, options in OPTIONS:
@@ -341,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
         args.repository_expectations = _repository(Path.cwd()) if args.command != "doctor" else None
         if args.command == "doctor":
-            from .doctor import main as doctor
+            from .run.doctor import main as doctor
 
             return doctor()
         return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,

@@ -30,7 +30,7 @@ WAYS = ("fresh", "forked")
 
 
 def subset_cells(path: Path) -> int:
-    from compat.cells import matrix
+    from compat.matrix.cells import matrix
 
     cells = matrix(SUBSET)
     path.write_text("".join(f"{c.id}\n" for c in cells))

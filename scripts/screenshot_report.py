@@ -16,7 +16,7 @@ from pathlib import Path
 
 from selenium.webdriver.common.by import By
 
-from compat.browser import chromium
+from compat.report.browser import chromium
 
 
 def main(docs: str) -> None:

@@ -5,7 +5,7 @@ import os
 import time
 
 from compat.child.tasks import task
-from compat.outcomes import Outcome
+from compat.evidence.outcomes import Outcome
 
 
 @task("test_passes")

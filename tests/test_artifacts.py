@@ -8,9 +8,9 @@ import warnings
 import pytest
 import torch
 
-from compat.cells import Cell
 from compat.child import artifacts
 from compat.child.checks import INFERENCE_MODE, check_batches, models
+from compat.matrix.cells import Cell
 
 CELL = Cell("silu", "triton_op_cpu_fallback", "export_nonstrict", "float32", "cpu")
 
@@ -27,7 +27,7 @@ def test_deprecations_records_the_aoti_api_notice_only():
 
 
 def test_every_aoti_family_has_a_library_and_a_fresh_phase_pair():
-    from compat.stages import BUILD_PHASES, FRESH_PHASES, PACKAGED
+    from compat.matrix.stages import BUILD_PHASES, FRESH_PHASES, PACKAGED
 
     assert set(artifacts.LIBRARIES) == set(PACKAGED)
     for family in PACKAGED:

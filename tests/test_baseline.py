@@ -5,10 +5,10 @@ import json
 import pytest
 import yaml
 
-from compat import baseline
-from compat.expectations import UNEXPLAINED, Expectations, Run, accept, dump, widen
-from compat.outcomes import Outcome, from_exception
-from compat.rootcause import WRAPPER_LINES, root_cause
+from compat.evidence import baseline
+from compat.evidence.expectations import UNEXPLAINED, Expectations, Run, accept, dump, widen
+from compat.evidence.outcomes import Outcome, from_exception
+from compat.evidence.rootcause import WRAPPER_LINES, root_cause
 
 from .docs_fixtures import DATA_PTR, cell, doc
 from .test_plugin import MINE, MINE_ONLY, mine  # noqa: F401 - the fixture, for the end-to-end test
@@ -62,7 +62,7 @@ def test_an_implicit_context_is_not_a_cause():
 
 
 def test_one_wrapper_line_two_causes_are_two_outcomes_for_rows_and_diff(tmp_path):
-    from compat import diff
+    from compat.evidence import diff
 
     old, new = (Outcome("failed", "torch._dynamo.exc.TorchRuntimeError", DYNAMO % m)
                 for m in ("wrap_triton only works on functions annotated with triton.jit", DATA_PTR))
@@ -74,8 +74,9 @@ def test_one_wrapper_line_two_causes_are_two_outcomes_for_rows_and_diff(tmp_path
 
 
 def test_no_committed_row_or_catalogue_entry_matches_only_a_wrappers_line():
-    from compat.catalogue import KNOWN
     from pathlib import Path
+
+    from compat.evidence.catalogue import KNOWN
 
     data = yaml.safe_load((Path(__file__).resolve().parent.parent / "expectations.yaml").read_text())
     matches = [r.get("match") for s in ("cells", "fuzz") for rows in data.get(s, {}).values() for r in rows]

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compat import browser as chromium
-from compat import recommend, report, results, versions
+from compat.evidence import results, versions
+from compat.report import browser as chromium
+from compat.report import recommend, report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,7 +133,7 @@ def test_the_recommendation_answers_which_style_gives_non_strict_export_aoti_and
 def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committed):
     from selenium.webdriver.common.by import By
 
-    from compat import timings
+    from compat.report import timings
 
     page, doc = committed
     browser.get(page.as_uri())

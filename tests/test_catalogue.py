@@ -3,16 +3,16 @@
 import re
 from pathlib import Path
 
-from compat.catalogue import KNOWN, explain
-from compat.cells import Cell
-from compat.expectations import Expectations
-from compat.outcomes import Outcome
+from compat.evidence.catalogue import KNOWN, explain
+from compat.evidence.expectations import Expectations
+from compat.evidence.outcomes import Outcome
+from compat.matrix.cells import Cell
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_entries_are_valid_regexes_naming_real_axes():
-    from compat.cells import registries
+    from compat.matrix.cells import registries
 
     reg = registries()
     for k in KNOWN:

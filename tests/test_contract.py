@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from compat import Dim, Kernel, Scalar, Tensor, Tunable, register_kernel
-from compat.cells import Cell, why_not_applicable
 from compat.errors import RegistryError
-from compat.kernels import KERNELS, launch_silu, silu_kernel, silu_reference
+from compat.matrix.cells import Cell, why_not_applicable
+from compat.matrix.kernels import KERNELS, launch_silu, silu_kernel, silu_reference
 
 
 def declare(**overrides):
@@ -37,7 +37,7 @@ def test_a_bad_declaration_names_the_module_the_kernel_and_the_problem(overrides
 
 
 def test_a_name_is_declared_once():
-    with pytest.raises(RegistryError, match="kernel 'silu' is already declared by compat.kernels"):
+    with pytest.raises(RegistryError, match="kernel 'silu' is already declared by compat.matrix.kernels"):
         register_kernel(declare(name="silu"))
 
 

@@ -13,9 +13,9 @@ import torch
 
 from compat.child import cpp
 from compat.child.journal import Journal
-from compat.doctor import CANARY_PACKAGE, build_runner, run_canary, run_cpp_canary
-from compat.launcher import Launcher
-from compat.outcomes import Outcome
+from compat.evidence.outcomes import Outcome
+from compat.run.doctor import CANARY_PACKAGE, build_runner, run_canary, run_cpp_canary
+from compat.run.launcher import Launcher
 
 # A CPU package with an opaque custom_op (its Python impl is what AOTInductor calls back through its proxy executor).
 OPAQUE_PACKAGE = """
@@ -134,7 +134,7 @@ def test_the_doctor_names_a_missing_toolchain_and_exits_1(tmp_path):
 
 
 def test_an_environment_failure_is_never_accepted_as_an_expectation(tmp_path):
-    from compat.expectations import verdict
+    from compat.evidence.expectations import verdict
 
     failed = Outcome("failed", "CppRunnerBuildFailed", "ld: cannot find -ltorch",
                      detail={"environment_failure": "the C++ runner could not be built against this torch"})

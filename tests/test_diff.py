@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from compat import diff
 from compat.__main__ import main
 from compat.errors import ResultsError
+from compat.evidence import diff
+from compat.report import upgrade
 
 from .docs_fixtures import DATA_PTR, cell, doc, writeup
 
@@ -37,7 +38,7 @@ def test_each_kind_of_change_lands_in_its_group():
         "added": ["silu-triton_op_cpu_fallback-eager-bfloat16-cuda"],
         "removed": ["silu-triton_op-eager-bfloat16-cuda"],
     }
-    md, _ = diff.markdown(old, new, "old.json", "new.json")
+    md, _ = upgrade.markdown(old, new, "old.json", "new.json")
     assert md.index("Newly broken") < md.index("Worse failure") < md.index("Numerics drift") \
         < md.index("Failure changed") < md.index("Newly fixed")
     # Cells with nothing to compare against are counted in a line each, never listed.
@@ -75,7 +76,7 @@ def test_bad_input_is_named(tmp_path, capsys, content, fragment):
 
 
 def test_real_runs_gpu_torch_2_11_against_cpu_torch_2_13():
-    from compat import results
+    from compat.evidence import results
 
     gpu, cpu = (results.load(p) for p in (ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_gpu-merged.json.gz",
                                           ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"))
@@ -95,8 +96,8 @@ def test_real_runs_gpu_torch_2_11_against_cpu_torch_2_13():
 
 
 def test_merge_takes_each_cells_latest_run_and_regrades_it(tmp_path):
-    from compat import results
-    from compat.expectations import Expectations, dump
+    from compat.evidence import results
+    from compat.evidence.expectations import Expectations, dump
 
     first, second = writeup(), writeup()
     second["cells"] = [c for c in second["cells"] if c["axes"]["stage"] == "export_nonstrict"]
@@ -128,20 +129,20 @@ def test_a_diff_across_hosts_says_so_keeps_host_effects_apart_and_fits_a_comment
     cpu = doc([cell("eager", "failed", device="cpu", error="RuntimeError", message="0 active drivers ([])."),
                cell("export_strict", "failed", device="cpu", error="RuntimeError", message=DATA_PTR)],
               env={**ENV, "torch": "2.13.0", "gpus": []})
-    md, left_out = diff.markdown(gpu, cpu, "gpu.json", "cpu.json")
+    md, left_out = upgrade.markdown(gpu, cpu, "gpu.json", "cpu.json")
     assert md.index("**Two hosts:**") < md.index("### Version effects") < md.index("### Host effects")
     version_part = md[md.index("### Version effects"):md.index("### Host effects")]
     assert "export_strict" in version_part and "eager-" not in version_part and left_out == 0
     assert diff.regressed(diff.compare(gpu, cpu), host_effects=False)  # the data-pointer one is the version's
     many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="x" * 300) for i in range(400)])
     changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="y" * 300) for i in range(400)])
-    md, left_out = diff.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
+    md, left_out = upgrade.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
     assert len(md.encode()) <= diff.COMMENT_LIMIT and left_out > 0 and "[the full diff](d.full.md)" in md
 
 
 def test_merging_a_merged_file_keeps_the_runs_it_came_from(tmp_path):
-    from compat import results
-    from compat.expectations import Expectations, dump
+    from compat.evidence import results
+    from compat.evidence.expectations import Expectations, dump
 
     paths = []
     for name in ("a.json", "b.json"):

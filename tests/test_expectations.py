@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compat.errors import ExpectationsError
-from compat.expectations import UNEXPLAINED, Expectations, Run, accept, dump, verdict
-from compat.outcomes import Outcome
+from compat.evidence.expectations import UNEXPLAINED, Expectations, Run, accept, dump, verdict
+from compat.evidence.outcomes import Outcome
 
 CELL = "silu-raw_jit-export_nonstrict-bfloat16-cuda"
 MEASURED = {"measured": {"torch": "2.11.0+cu130", "triton": "3.6.0", "device": "NVIDIA H100", "date": "2026-11-22"}}

@@ -6,11 +6,11 @@ import json
 
 import torch
 
-from compat.cells import parse_cell_id
 from compat.child.fuzz import fuzz
-from compat.kernels import KERNELS
-from compat.model import as_function
-from compat.strategies import Example
+from compat.matrix.cells import parse_cell_id
+from compat.matrix.kernels import KERNELS
+from compat.matrix.model import as_function
+from compat.matrix.strategies import Example
 
 CELL = parse_cell_id("silu-triton_op_cpu_fallback-eager-float32-cpu", "test")
 KERNEL = KERNELS[CELL.kernel]

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from compat.environment import LIBSTDCXX, crash_remedy
 from compat.errors import HarnessError
-from compat.launcher import MODES, Launcher
+from compat.run.environment import LIBSTDCXX, crash_remedy
+from compat.run.launcher import MODES, Launcher
 
 
 @pytest.fixture(params=MODES)
@@ -114,8 +114,8 @@ def test_libstdcxx_crash_on_aoti_load_gets_the_remedy(tmp_path, monkeypatch):
 
 
 def _shared(**phases):
-    from compat.launcher import ChildResult
-    from compat.outcomes import Outcome
+    from compat.evidence.outcomes import Outcome
+    from compat.run.launcher import ChildResult
 
     cuda = "CUDA error: an illegal memory access was encountered"  # "cuda_failed": a failure on a CUDA error
     return ChildResult({name: Outcome("failed", "torch.AcceleratorError", cuda) if kind == "cuda_failed"
@@ -139,8 +139,8 @@ def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
     (dict(eager="passed", compile_inductor="cuda_failed"), ["compile_inductor"]),  # the context may be lost before
 ])
 def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path, monkeypatch, probe, reran):
-    from compat.cells import Cell
-    from compat.session import RunSession
+    from compat.matrix.cells import Cell
+    from compat.run.session import RunSession
 
     cell = Cell("silu", "triton_op", "compile_inductor", "float32", "cuda")
     session = RunSession(tmp_path, [cell])

@@ -1,13 +1,27 @@
-"""The code's shape: no import circle among the suite's modules (imports inside functions count), and the child side
-(work inside a child) never reaches for the parent side (scheduling, keys, locks, launching)."""
+"""The code's shape, as compat/*/__init__.py states it: the package tree is the README's layout (declared data,
+evidence, the run, reports, the child), each package imports only the packages its rules allow, and no import circle
+remains among the modules (imports inside functions count).
+
+Type-only imports (under `if TYPE_CHECKING:`) count for the packages' rules, a type named is a layer reached, but
+not for circles, which only a runtime import can close."""
 
 import ast
+import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "compat"
-PARENT_SIDE = {"compat.session", "compat.launcher", "compat.plugin", "compat.results", "compat.report",
-               "compat.summary", "compat.diff", "compat.doctor", "compat.__main__", "compat.workers", "compat.page",
-               "compat.recommend", "compat.verdicts", "compat.browser"}
+SHARED = {"errors", "atomic", "processes"}  # compat's top-level modules every package may use; they import none
+# What each package may import besides itself and the shared modules (its __init__.py says why).
+MAY_IMPORT = {
+    "matrix": set(),
+    "evidence": {"matrix"},
+    "child": {"matrix", "evidence"},
+    "report": {"matrix", "evidence"},
+    "run": {"matrix", "evidence", "report", "child"},
+}
+ENTRY_POINTS = {"compat", "compat.__main__", "compat.plugin", "compat.testing"}  # they assemble the packages
 
 
 def _module_name(path: Path) -> str:
@@ -26,9 +40,9 @@ def _imported(node, package: str, modules: set[str]) -> set[str]:
     return {c for c in [base, *(f"{base}.{a.name}" for a in node.names)] if c in modules}
 
 
-def imports() -> dict[str, set[str]]:
+def imports(type_only: bool = False) -> dict[str, set[str]]:
     """Every compat module and the compat modules it imports, at module level or inside functions; imports under
-    `if TYPE_CHECKING:` are annotations, not dependencies."""
+    `if TYPE_CHECKING:` only when `type_only`."""
     modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
     graph = {}
     for path in PACKAGE.rglob("*.py"):
@@ -38,7 +52,7 @@ def imports() -> dict[str, set[str]]:
         annotations = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
                        and getattr(guard.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(guard)}
         graph[name] = {m for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                       and id(node) not in annotations for m in _imported(node, package, modules)} - {name}
+                       and (type_only or id(node) not in annotations) for m in _imported(node, package, modules)} - {name}
     return graph
 
 
@@ -77,8 +91,42 @@ def test_no_import_circle_remains():
     assert cycles(imports()) == []
 
 
-def test_the_child_side_never_imports_the_parent_side():
-    graph = imports()
-    for module, deps in graph.items():
-        if module.startswith("compat.child"):
-            assert not deps & PARENT_SIDE, f"{module} imports {sorted(deps & PARENT_SIDE)}"
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else module
+
+
+def test_every_module_lives_in_a_package_of_the_layout_or_is_shared_or_an_entry_point():
+    for module in imports():
+        layer = _layer(module)
+        assert layer in MAY_IMPORT or layer in SHARED or module in ENTRY_POINTS, (
+            f"{module} is outside the layout: put it in one of {sorted(MAY_IMPORT)}, or make it shared")
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT) + sorted(SHARED))
+def test_each_package_imports_only_what_its_rules_allow(layer):
+    allowed = {layer} | MAY_IMPORT.get(layer, set()) | (SHARED if layer in MAY_IMPORT else set())
+    for module, deps in imports(type_only=True).items():
+        if _layer(module) != layer or module in ENTRY_POINTS:
+            continue
+        wrong = sorted(d for d in deps if _layer(d) not in allowed)
+        assert not wrong, f"{module} imports {wrong}; {layer} may import only {sorted(allowed - {layer})}"
+
+
+def test_the_package_rules_are_the_ones_each_package_states():
+    """Each package's docstring names what it may import: the rules above and the docs cannot drift apart."""
+    for layer, allowed in MAY_IMPORT.items():
+        doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
+        stated = re.search(r"May import:(.*?)\.(\s|$)", doc, re.S).group(1)
+        named = {p for p in MAY_IMPORT if f"compat.{p}" in stated}
+        assert named == allowed, f"compat/{layer}/__init__.py says it may import {sorted(named)}, the rule {sorted(allowed)}"
+
+
+def test_paths_into_the_checkout_survive_the_package_tree():
+    """Modules one package down name the checkout's root by climbing to it: the suite's expectations and the root a
+    fresh child imports compat from."""
+    from compat.evidence.expectations import SUITE
+    from compat.run.launcher import _child_env
+
+    assert SUITE == PACKAGE.parent / "expectations.yaml" and SUITE.is_file()
+    assert _child_env({})["PYTHONPATH"].split(":")[0] == str(PACKAGE.parent)

@@ -6,10 +6,10 @@ import signal
 
 import pytest
 
-from compat import results
 from compat.atomic import check_writable, write_atomic
 from compat.errors import ResultsError
-from compat.outcomes import KINDS, Outcome, from_comparisons, from_exception, from_exit, timed_out
+from compat.evidence import results
+from compat.evidence.outcomes import KINDS, Outcome, from_comparisons, from_exception, from_exit, timed_out
 
 
 def test_exception_types_are_qualified_unless_builtin():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.projects import PROVENANCE, ROOT, expect
+from tests.projects import PROVENANCE, expect
 
 CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
 ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
@@ -20,7 +20,7 @@ ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-device
 
 MINE_CASES = """
 from compat import Kernel, register_kernel
-from compat.kernels import launch_silu, silu_kernel, silu_reference
+from compat.matrix.kernels import launch_silu, silu_kernel, silu_reference
 
 register_kernel(Kernel(name="mine", doc="a user's kernel: the suite's expectations have no rows for it",
                        jit=silu_kernel, launch=launch_silu, reference=silu_reference, dtypes=("float32",),
@@ -222,7 +222,7 @@ def test_a_version_without_rows_runs_every_cell_under_xdist_and_reports_no_expec
 
 USER_KERNEL = """
 from compat import Kernel, register_kernel
-from compat.kernels import launch_silu, silu_kernel, silu_reference
+from compat.matrix.kernels import launch_silu, silu_kernel, silu_reference
 
 register_kernel(Kernel(name="my_silu", doc="a user's kernel, declared where the children cannot see it",
                        jit=silu_kernel, launch=launch_silu, reference=silu_reference, dtypes=("float32",)))
@@ -256,7 +256,7 @@ def test_an_unknown_fuzz_profile_is_a_usage_error(project, monkeypatch):
 
 @pytest.mark.parametrize("suffix", ["", "@probe-anything"])  # pytest 8 + xdist 3.8 append the xdist_group name
 def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
-    from compat.plugin import shared_child_group
+    from compat.run.controller import shared_child_group
 
     probe = "tests/test_matrix.py::test_cell[silu-triton_op-compile_inductor-float16-cuda]"
     assert shared_child_group(probe + suffix) == "probe-silu-triton_op-float16-cuda"
@@ -274,7 +274,7 @@ def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
 SLEEPY_CASES = """
 import os, subprocess, sys, time
 from compat import Kernel, register_kernel
-from compat.kernels import launch_silu, silu_kernel, silu_reference
+from compat.matrix.kernels import launch_silu, silu_kernel, silu_reference
 
 
 def launch_sleepy(kernel, meta, x):

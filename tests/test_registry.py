@@ -4,11 +4,11 @@ import itertools
 
 import pytest
 
-from compat.cells import DEVICES, Cell, applicable, check_names, matrix, parse_cell_id, registries
 from compat.errors import RegistryError
-from compat.kernels import KERNELS
-from compat.stages import STAGES
-from compat.styles import STYLES
+from compat.matrix.cells import DEVICES, Cell, applicable, check_names, matrix, parse_cell_id, registries
+from compat.matrix.kernels import KERNELS
+from compat.matrix.stages import STAGES
+from compat.matrix.styles import STYLES
 
 
 def test_matrix_is_the_applicable_part_of_the_product():
@@ -68,7 +68,7 @@ def test_export_based_stages_name_their_export_mode():
 
 
 def test_a_style_names_a_documented_family():
-    from compat.styles import FAMILIES, Style
+    from compat.matrix.styles import FAMILIES, Style
 
     assert {s.family for s in STYLES.values()} <= set(FAMILIES)
     with pytest.raises(RegistryError, match=r"style 'x': family 'misc' is none of registration"):
@@ -76,8 +76,8 @@ def test_a_style_names_a_documented_family():
 
 
 def test_a_stage_narrowed_to_dtypes_or_devices_says_so_instead_of_skipping():
-    from compat.cells import why_not_applicable
-    from compat.stages import ONE_DTYPE
+    from compat.matrix.cells import why_not_applicable
+    from compat.matrix.stages import ONE_DTYPE
 
     assert STAGES["compile_max_autotune"].dtypes == ONE_DTYPE
     assert "runs float32 only" in why_not_applicable(Cell("silu", "triton_op", "compile_max_autotune", "float16", "cuda"))

@@ -6,9 +6,10 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from compat import page, recommend, report, verdicts
 from compat.__main__ import DOCS, main, render_docs
-from compat.summary import summary_lines
+from compat.evidence import verdicts
+from compat.report import page, recommend, report
+from compat.report.summary import summary_lines
 
 from .docs_fixtures import DATA_PTR, cell, doc, fuzz, writeup
 
@@ -160,7 +161,7 @@ def test_committed_docs_match_the_results_they_name(monkeypatch):
 
 
 def test_the_committed_docs_never_show_a_fuzz_proven_wrong_cell_as_working(monkeypatch):
-    from compat import results
+    from compat.evidence import results
 
     monkeypatch.chdir(ROOT)
     md = (ROOT / "docs" / DOCS["md"]).read_text()
@@ -202,7 +203,7 @@ def test_report_command_names_bad_input(tmp_path, capsys):
 
 
 def test_terminal_summary_fits_the_terminal_and_says_what_is_expected():
-    from compat import results
+    from compat.evidence import results
 
     committed = results.load(ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz")
     for width in (80, 120):

@@ -17,13 +17,13 @@ import yaml
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton_kernel_wrapper_mutation
 
 from compat import Backward, Dim, Kernel, Module, OneOf, Op, Scalar, Tensor, Tunable
-from compat.cells import Cell, why_not_applicable
 from compat.child import launches
-from compat.contract import GIVEN
 from compat.errors import RegistryError
-from compat.kernels import launch_silu, silu_kernel, silu_reference
-from compat.model import error_scales, output_names, pair
-from compat.styles import STYLES
+from compat.matrix.cells import Cell, why_not_applicable
+from compat.matrix.contract import GIVEN
+from compat.matrix.kernels import launch_silu, silu_kernel, silu_reference
+from compat.matrix.model import error_scales, output_names, pair
+from compat.matrix.styles import STYLES
 from tests.projects import ROOT
 
 EXAMPLE = ROOT / "examples" / "my_kernels"
@@ -164,7 +164,7 @@ def test_a_raw_launch_is_proved_by_its_kernels_wrapper_node_through_autotune(kin
 RECORD = textwrap.dedent("""
     import json, torch
     import my_kernels.cases
-    from compat.cells import Cell
+    from compat.matrix.cells import Cell
     from compat.child.checks import eager_launches
     print(json.dumps({name: eager_launches(Cell(name, "as_shipped", "eager", "float32", "cpu_interpret")).describe()
                       for name in ("my_rms_norm", "my_gelu_tanh", "my_scaled_add", "my_swish", "my_rms_norm_module",
@@ -287,7 +287,7 @@ def test_coverage_lists_the_examples_declared_and_undeclared_ops():
 def test_every_kind_of_op_as_shipped_has_its_cells():
     """One op of each kind the issue names, each declared in examples/my_kernels (its own repository)."""
     env = {**os.environ, "PYTHONPATH": f"{EXAMPLE}{os.pathsep}{ROOT}", "TRITON_INTERPRET": "1"}
-    script = ("import my_kernels.cases\nfrom compat.cells import matrix\n"
+    script = ("import my_kernels.cases\nfrom compat.matrix.cells import matrix\n"
               "print(sorted({c.kernel for c in matrix({'style': ['as_shipped']})}))")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.stdout.strip().splitlines()[-1] == str(sorted(

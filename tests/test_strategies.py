@@ -9,11 +9,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compat.errors import CompatError
-from compat.kernels import KERNELS
-from compat.model import shape_of
-from compat.strategies import (LARGE_SIZES, LAYOUTS, MAX_ELEMENTS, PROFILES, SPECIALS, Example, boundary_examples,
-                               dim_tops, dynamic_max, examples, exported_shapes, free_shapes, kernel_examples,
-                               last_dim_multiple, materialize, materialize_inputs, profile_settings)
+from compat.matrix.kernels import KERNELS
+from compat.matrix.model import shape_of
+from compat.matrix.strategies import (
+    LARGE_SIZES,
+    LAYOUTS,
+    MAX_ELEMENTS,
+    PROFILES,
+    SPECIALS,
+    Example,
+    boundary_examples,
+    dim_tops,
+    dynamic_max,
+    examples,
+    exported_shapes,
+    free_shapes,
+    kernel_examples,
+    last_dim_multiple,
+    materialize,
+    materialize_inputs,
+    profile_settings,
+)
 
 DTYPES = ("float32", "float16", "bfloat16")
 ANY_SHAPE = sorted(name for name, k in KERNELS.items() if k.any_shape)

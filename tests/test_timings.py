@@ -2,8 +2,9 @@
 
 import copy
 
-from compat import diff, report, timings
 from compat.child import latency
+from compat.evidence import diff
+from compat.report import report, timings, upgrade
 
 
 def _cell(kernel, style, stage, kind="passed", first=100.0, median=30.0, best=10.0, dtype="float32"):
@@ -21,8 +22,8 @@ def test_the_record_keeps_median_and_best_per_point_and_the_counts():
 
 
 def test_only_timed_stages_on_cuda_in_a_run_are_timed(monkeypatch, tmp_path):
-    from compat.cells import parse_cell_id
-    from compat.session import child_env
+    from compat.matrix.cells import parse_cell_id
+    from compat.run.session import child_env
 
     cell = parse_cell_id("silu-triton_op-aoti_cpp_strict-float32-cuda", "test")
     monkeypatch.delenv(latency.TIMED_ENV, raising=False)
@@ -78,7 +79,7 @@ def test_the_diff_shows_latency_apart_and_never_as_a_regression():
     new = copy.deepcopy(old)
     new["cells"][0]["outcome"]["detail"]["latency"]["first_call_ms"] = 5000.0
     assert not diff.regressed(diff.compare(old, new))
-    text, _ = diff.markdown(old, new, "old.json", "new.json")
+    text, _ = upgrade.markdown(old, new, "old.json", "new.json")
     assert "### Latency (not a failure)" in text and "`silu-triton_op-eager-float32-cuda` first call" in text
 
 

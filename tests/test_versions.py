@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from compat import versions
+from compat.evidence import versions
 
 from .docs_fixtures import DATA_PTR, ENV, cell, doc
 
@@ -51,8 +51,8 @@ def test_the_committed_versions_page_matches_the_results_it_names():
     import re
     from pathlib import Path
 
-    from compat import results
-    from compat.expectations import Expectations
+    from compat.evidence import results
+    from compat.evidence.expectations import Expectations
 
     root = Path(__file__).resolve().parent.parent
     committed = (root / "docs" / "VERSIONS.md").read_text()

@@ -2,11 +2,11 @@
 
 import pytest
 
-from compat import doctor
-from compat.outcomes import Outcome
-from compat.cells import Cell
-from compat.session import RunSession
-from compat.workers import auto_workers, gib_per_worker, gpu_for
+from compat.evidence.outcomes import Outcome
+from compat.matrix.cells import Cell
+from compat.run import doctor
+from compat.run.session import RunSession
+from compat.run.workers import auto_workers, gib_per_worker, gpu_for
 
 H100, H200 = 79.2, 139.8
 

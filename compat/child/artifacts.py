@@ -14,8 +14,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
+import torch
+
 from ..errors import RegistryError
-from ..stages import BUILD_PHASES, PACKAGED, RUNS_LIBRARY_OF
+from ..matrix.stages import BUILD_PHASES, PACKAGED, RUNS_LIBRARY_OF
+from . import toolchain
 
 Artifacts = list[tuple[str, Callable]]
 PROGRAM, PACKAGE = "program.pt2", "package.pt2"  # file names in the work directory of the child that makes them
@@ -27,7 +30,6 @@ def module(ep, workdir: Path) -> Artifacts:
 
 def saved(ep, workdir: Path) -> Artifacts:
     """`torch.export.save` and `load` in this process."""
-    import torch
 
     path = workdir / PROGRAM
     torch.export.save(ep, path)
@@ -47,7 +49,6 @@ def decomposed(ep, workdir: Path) -> Artifacts:
 
 def compile_package(ep, package_path: str, inductor_configs: dict | None = None) -> dict[str, Any]:
     """`aoti_compile_and_package`, with the run's detected CPU ISAs; returns how long it took."""
-    import torch
 
     def make():
         torch._inductor.aoti_compile_and_package(ep, package_path=package_path, inductor_configs=inductor_configs)
@@ -58,7 +59,6 @@ def compile_package(ep, package_path: str, inductor_configs: dict | None = None)
 def compile_legacy(ep, library_path: str) -> dict[str, Any]:
     """The older API, as write-up 002 calls it: `torch._inductor.aot_compile` of the exported program's module, at
     its example inputs, to a shared library; records any deprecation it announces."""
-    import torch
 
     def make():
         with deprecations() as said:
@@ -70,7 +70,6 @@ def compile_legacy(ep, library_path: str) -> dict[str, Any]:
 
 
 def _compile(make: Callable[[], dict | None]) -> dict[str, Any]:
-    from . import toolchain
 
     start = time.monotonic()
     isa = toolchain.apply()
@@ -83,9 +82,7 @@ def _compile(make: Callable[[], dict | None]) -> dict[str, Any]:
 def load_package(package_path: str):
     """`aoti_load_package`, with the run's detected CPU ISAs: loading checks the package's recorded CPU ISA against
     this machine's, which would run Inductor's whole detection again (56 s per load on the H100 runner)."""
-    import torch
 
-    from . import toolchain
 
     toolchain.apply()
     return torch._inductor.aoti_load_package(package_path)
@@ -93,7 +90,6 @@ def load_package(package_path: str):
 
 def load_legacy(library_path: str, device: str):
     """`torch._export.aot_load`: (the runner, any deprecation it announced)."""
-    import torch
 
     with deprecations() as said:
         runner = torch._export.aot_load(library_path, device)

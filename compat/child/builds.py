@@ -1,5 +1,5 @@
 """The matrix's export-based work: one build per (kernel, style, export mode, dtype, device) that exports the model
-and makes every artifact of compat.child.artifacts from it, one phase each (the phases of compat.stages.BUILD_PHASES),
+and makes every artifact of compat.child.artifacts from it, one phase each (the phases of compat.matrix.stages.BUILD_PHASES),
 and the fresh children that load a saved program or an AOTI package in a process that did not build it."""
 
 from __future__ import annotations
@@ -9,24 +9,25 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import model as workload
-from ..outcomes import Outcome
-from ..stages import BUILD_PHASES, FRESH_PHASES
+import torch
+
+from ..evidence.outcomes import Outcome
+from ..matrix import model as workload
+from ..matrix.kernels import KERNELS
+from ..matrix.stages import BUILD_PHASES, FRESH_PHASES
+from ..matrix.styles import RAW_MARKER
 from . import artifacts, latency
 from .checks import check_batches, graph_targets, missing_node, models
 
 if TYPE_CHECKING:
-    from ..cells import Cell
+    from ..matrix.cells import Cell
     from .journal import Journal
 
 
 def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: list[str]) -> None:
     """Export once, then everything made from that exported program, with the AOTI `libraries` (families) its
     cells asked for. Each is a phase; the stages read the phases their family owns."""
-    import torch
 
-    from ..kernels import KERNELS
-    from ..styles import RAW_MARKER
 
     kernel = KERNELS[cell.kernel]
     cell = dataclasses.replace(cell, stage=f"export_{mode}")  # whichever cell asked, the phases here are the export's
@@ -64,7 +65,6 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
 
 def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
     """`torch.export.load` in a fresh process that, as a user's would, first imports the library defining the op."""
-    import torch
 
     holder = {}
 
@@ -84,7 +84,6 @@ def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> Non
     load_phase, run_phase = FRESH_PHASES[family]
 
     def load() -> Outcome:
-        import torch
 
         _, holder["reference"] = models(cell)
         # The device is up before the clock starts, as the C++ runner's is (its inputs are on it first): a model

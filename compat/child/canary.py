@@ -1,22 +1,23 @@
 """The AOTI canary's children: a plain model with no Triton kernel, exported and AOTI-compiled in one child, loaded and
 run in a fresh one, exactly as the matrix's AOTI stages do it. If it fails, AOTInductor is broken here for every model
-(compat.doctor, compat.session)."""
+(compat.run.doctor, compat.run.session)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import numerics
-from ..outcomes import Outcome
-from . import artifacts
+import torch
+
+from ..evidence import numerics
+from ..evidence.outcomes import Outcome
+from . import artifacts, cpp
 
 if TYPE_CHECKING:
     from .journal import Journal
 
 
 def _plain_model(device: str):
-    import torch
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
@@ -25,7 +26,6 @@ def _plain_model(device: str):
 
 
 def build(journal: "Journal", device: str, package_path: str) -> None:
-    import torch
 
     model, x = _plain_model(device)
     holder = {}
@@ -40,7 +40,6 @@ def build(journal: "Journal", device: str, package_path: str) -> None:
 
 
 def run(journal: "Journal", device: str, package_path: str) -> None:
-    import torch
 
     model, x = _plain_model(device)
     holder = {}
@@ -60,9 +59,7 @@ def run(journal: "Journal", device: str, package_path: str) -> None:
 
 def run_cpp(journal: "Journal", device: str, package_path: str, runner_path: str) -> None:
     """The canary's package run by the C++ runner: if a plain model fails there, the C++ loader is broken here."""
-    import torch
 
-    from . import cpp
 
     model, x = _plain_model(device)
     holder = {}

@@ -4,52 +4,55 @@ kernel."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import dataclasses
 import functools
+from typing import TYPE_CHECKING
 
-from .. import model as workload
-from .. import numerics, outcomes
+import torch
+import torch.fx
+from torch._dynamo.testing import CompileCounterWithBackend
+from torch._inductor import config
+from torch.utils.flop_counter import FlopCounterMode
+
 from ..errors import DeclarationError
-from ..outcomes import Outcome
+from ..evidence import numerics, outcomes
+from ..evidence.outcomes import Outcome
+from ..matrix import model as workload
+from ..matrix.kernels import KERNELS
+from ..matrix.styles import OP_NAMESPACE, STYLES, build_op, op_name
 from . import latency, launches
 
 if TYPE_CHECKING:
-    from ..cells import Cell
+    from ..matrix.cells import Cell
 
 
 def models(cell: "Cell"):
     """The model around the style's op, and the same model around the kernel's eager reference."""
-    from ..kernels import KERNELS
-    from ..styles import build_op
 
     return workload.pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device)
 
 
 def inputs(cell: "Cell", point) -> tuple:
-    from ..kernels import KERNELS
 
     return workload.inputs_at(KERNELS[cell.kernel], point, cell.dtype, cell.device)
 
 
 def check_points(cell: "Cell") -> list:
-    from ..kernels import KERNELS
 
     return workload.points(KERNELS[cell.kernel])
 
 
-def compare_outputs(got, want, label: str, names: list[str] | None = None) -> list[dict]:
+def compare_outputs(got, want, label: str, names: list[str] | None = None, computed_in: str | None = None) -> list[dict]:
     """One comparison per output (a model's use of several outputs, a sum, could cancel); `names`: how each output
-    is called (its variant and index, compat.model.output_names)."""
+    is called (its variant and index, compat.matrix.model.output_names)."""
     got, want = kernel_outputs(got), kernel_outputs(want)
     if len(got) != len(want):
         return [{"input": label, "ok": False, "why": f"{label}: {len(got)} outputs, eager has {len(want)}",
                  "outputs": [len(got), len(want)]}]
     if len(want) == 1:
-        return [numerics.compare(got[0], want[0], label)]
+        return [numerics.compare(got[0], want[0], label, computed_in)]
     names = names if names and len(names) == len(want) else [f"output {i}" for i in range(len(want))]
-    return [numerics.compare(g, w, f"{label}, {n}") for n, g, w in zip(names, got, want)]
+    return [numerics.compare(g, w, f"{label}, {n}", computed_in) for n, g, w in zip(names, got, want)]
 
 
 def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
@@ -60,7 +63,6 @@ def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None 
 
     `first` times the first call (one that times a load too, or one made before); where the cell's latency is
     recorded (compat.child.latency), a pass carries it under detail["latency"]."""
-    import torch
 
     first = first or latency.FirstCall()
     points = points or check_points(cell)
@@ -83,7 +85,6 @@ INFERENCE_MODE = "under torch.inference_mode(), where torch.no_grad() passes"
 
 
 def output_names(cell: "Cell") -> list[str]:
-    from ..kernels import KERNELS
 
     return workload.output_names(KERNELS[cell.kernel])
 
@@ -95,15 +96,13 @@ def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_m
     with grad_mode():
         for point in points:
             comparisons += compare_outputs(call(fn, *inputs(cell, point)), reference(*inputs(cell, point)),
-                                           workload.label(point), output_names(cell))
+                                           workload.label(point), output_names(cell), cell.dtype)
     return outcomes.from_comparisons(comparisons, dict(detail or {}))
 
 
 def graph_targets(graph_modules) -> list[str]:
     """Call targets of FX graph modules and their nested subgraphs (autograd.Function, control flow), by name
     (builtins without their memory address, so results diff cleanly)."""
-    import torch
-    import torch.fx
 
     names = []
     for gm in graph_modules:
@@ -124,8 +123,6 @@ def graph_targets(graph_modules) -> list[str]:
 def missing_node(cell: "Cell", graphs, also: tuple[str, ...] = ()) -> Outcome | None:
     """Whether the traced graphs hold the kernel: the style's node, or, for an op as shipped, what it launched in
     eager (compat.child.launches)."""
-    from ..kernels import KERNELS
-    from ..styles import STYLES
 
     targets = graph_targets(graphs)
     marker = STYLES[cell.style].graph_marker
@@ -154,7 +151,6 @@ def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
 def eager_launches(cell: "Cell") -> "launches.Launched | None":
     """What the op launched when run eagerly at its example (once per process and cell of the eager stage), or
     None where eager fails."""
-    from ..kernels import KERNELS
 
     model, _ = models(cell)
     try:
@@ -170,7 +166,6 @@ def eager(c: "Cell") -> Outcome:
     result = check_batches(model, reference, c)
     counts = next((n["outputs"] for n in result.numerics or [] if "outputs" in n), None)
     if counts and _as_shipped(c):
-        from ..kernels import KERNELS
 
         raise DeclarationError(f"{KERNELS[c.kernel].module}: op {c.kernel!r} returned {counts[0]} outputs where its "
                                f"reference returns {counts[1]}; the declaration names "
@@ -182,7 +177,6 @@ def eager(c: "Cell") -> Outcome:
 
 
 def _as_shipped(c: "Cell") -> bool:
-    from ..styles import STYLES
 
     return STYLES[c.style].graph_marker is None
 
@@ -191,11 +185,7 @@ def flop_count(c: "Cell") -> Outcome:
     """Under FlopCounterMode the op must still compute, and its FLOPs must be counted (exactly the registered
     formula's, for a style that registers one). The kernel's FLOPs are the model's less its embedding's: the
     sandwich's Linears (its reference model's count), nothing for the op alone."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
 
-    from ..kernels import KERNELS
-    from ..styles import STYLES
 
     kernel = KERNELS[c.kernel]
     model, reference = models(c)
@@ -212,7 +202,7 @@ def flop_count(c: "Cell") -> Outcome:
     want, reference_flops = counted(reference)
     embedding = reference_flops if kernel.embedding == "sandwich" else 0
     kernel_flops = model_flops - embedding
-    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c)),
+    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c), c.dtype),
                                        {"kernel_flops": kernel_flops, "embedding_flops": embedding})
     if result.kind != "passed":
         return result
@@ -231,7 +221,6 @@ def flop_count(c: "Cell") -> Outcome:
 def _op_args(c: "Cell", point, variant=None) -> list:
     """The op's own arguments at a check point, for a variant of its choices: for the sandwich, its hidden
     activation."""
-    from ..kernels import KERNELS
 
     kernel = KERNELS[c.kernel]
     if kernel.embedding == "sandwich":
@@ -241,17 +230,13 @@ def _op_args(c: "Cell", point, variant=None) -> list:
 
 def _formula_args(c: "Cell", point, variant=None) -> list:
     """A FLOP formula's arguments: tensors as their shapes, as FlopCounterMode hands them."""
-    import torch
 
     return [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in _op_args(c, point, variant)]
 
 
 def opcheck(c: "Cell") -> Outcome:
     """torch.library.opcheck on the style's op (an op as shipped: the op itself), with each variant's arguments."""
-    import torch
 
-    from ..kernels import KERNELS
-    from ..styles import OP_NAMESPACE, STYLES, build_op, op_name
 
     kernel, style = KERNELS[c.kernel], STYLES[c.style]
     build_op(c.style, c.kernel)
@@ -273,8 +258,6 @@ def opcheck(c: "Cell") -> Outcome:
 def _compiled(model, backend: str, mode: str | None = None, options: dict | None = None, dynamic: bool | None = None):
     """`torch.compile(fullgraph=True)` through a counting backend; for inductor, the backend `torch.compile` itself
     makes of a mode and options (so `mode="max-autotune"` means what it means to a user)."""
-    import torch
-    from torch._dynamo.testing import CompileCounterWithBackend
 
     torch._dynamo.reset()
     counter = CompileCounterWithBackend(
@@ -314,8 +297,6 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
     """CUDA graphs (cudagraph trees): each batch runs three times, warm-up, record, replay, each output compared before
     the next run overwrites it. `triton.cudagraph_or_error` turns a skipped graph into an error naming why; the
     counts of captures and replays prove the graph ran."""
-    import torch
-    from torch._inductor import config
 
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
@@ -336,7 +317,7 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
             for point in check_points(c):
                 for run in ("warm-up", "record", "replay"):  # compared at once: the next run may overwrite it
                     comparisons += compare_outputs(first(compiled, *inputs(c, point)), reference(*inputs(c, point)),
-                                                   f"{workload.label(point)}, {run}", output_names(c))
+                                                   f"{workload.label(point)}, {run}", output_names(c), c.dtype)
             result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
             if result.kind == "passed" and latency.wanted(c):  # replays: what reduce-overhead is for
                 result.detail["latency"] = latency.measure(compiled, first, check_points(c),
@@ -352,9 +333,7 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
 
 def export_static(c: "Cell") -> Outcome:
     """Export with no dynamic dimension, run at the example's shapes (the only ones a static program takes)."""
-    import torch
 
-    from ..kernels import KERNELS
 
     kernel = KERNELS[c.kernel]
     model, reference = models(c)
@@ -368,7 +347,6 @@ def export_static(c: "Cell") -> Outcome:
 
 def compile_dynamic(c: "Cell") -> Outcome:
     """`dynamic=True`: one graph with symbolic sizes serves a second size without recompiling."""
-    import torch
 
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
@@ -396,9 +374,7 @@ def compile_dynamic(c: "Cell") -> Outcome:
 def compile_backward(c: "Cell") -> Outcome:
     """Gradients of the differentiable inputs and of every parameter through the compiled model, against eager
     PyTorch's."""
-    import torch
 
-    from ..kernels import KERNELS
 
     kernel = KERNELS[c.kernel]
     model, reference = models(c)
@@ -426,9 +402,14 @@ def compile_backward(c: "Cell") -> Outcome:
         return Outcome("failed", "MissingGradient", f"no gradient reached {', '.join(missing)}: the wrapped "
                                                     f"kernel is not differentiable in this style",
                        detail={"frames": counter.frame_count})
-    comparisons = [numerics.compare(got[name], want[name], f"grad of {name}") for name in want]
+    comparisons = [numerics.compare(got[name], want[name], f"grad of {name}", c.dtype) for name in want]
     return proof(c, counter, outcomes.from_comparisons(comparisons))
 
 
 def kernel_outputs(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+# The probe stages' checks by the name a stage declares (compat.matrix.stages: Stage.check).
+CHECKS = {check.__name__: check for check in (eager, flop_count, opcheck, compile_model, compile_dynamic,
+                                              compile_backward, compile_cudagraphs, export_static)}

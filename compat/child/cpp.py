@@ -15,13 +15,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import model as workload
-from .. import outcomes
-from ..outcomes import Outcome
+from torch.jit._pickle import build_tensorlist, restore_type_tag
+
+from ..evidence import outcomes
+from ..evidence.outcomes import Outcome
+from ..matrix import model as workload
+from ..matrix.stages import FRESH_PHASES, STAGES
 from . import latency
+from .checks import check_points, compare_outputs, inputs, models
 
 if TYPE_CHECKING:
-    from ..cells import Cell
+    from ..matrix.cells import Cell
     from .journal import Journal
 
 SOURCE = Path(__file__).with_name("aoti_runner.cpp")
@@ -108,7 +112,6 @@ def run_package(runner: str, package: str, points: list[tuple], device: str, wor
                         detail={"runner_phase": EXIT_PHASES.get(done.returncode, report.get("phase"))}),
                 None, report)
     # torch::jit::pickle_save rebuilds typed lists with these two functions, which weights_only refuses unless told.
-    from torch.jit._pickle import build_tensorlist, restore_type_tag
 
     with torch.serialization.safe_globals([build_tensorlist, restore_type_tag]):
         outputs = torch.load(files["outputs.pt"], weights_only=True)
@@ -118,8 +121,6 @@ def run_package(runner: str, package: str, points: list[tuple], device: str, wor
 def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, timeout_s: float) -> None:
     """The cell's fresh child: `aoti_cpp_load` (the runner loaded the package and ran it), then `aoti_cpp_run` (its
     outputs against eager at every check point, with its latency)."""
-    from ..stages import FRESH_PHASES, STAGES
-    from .checks import check_points, compare_outputs, inputs, models
 
     load_phase, run_phase = FRESH_PHASES[STAGES[cell.stage].family]
     workdir = Path(journal.path).parent
@@ -140,7 +141,8 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         with torch.no_grad():
             for point, got in zip(holder["points"], holder["outputs"]):
                 got = tuple(t.to(workload.torch_device(cell.device)) for t in got)  # the runner wrote host copies
-                comparisons += compare_outputs(got, holder["reference"](*inputs(cell, point)), workload.label(point))
+                comparisons += compare_outputs(got, holder["reference"](*inputs(cell, point)), workload.label(point),
+                                               computed_in=cell.dtype)
         result = outcomes.from_comparisons(comparisons)
         report = holder["report"]
         if result.kind == "passed" and latency.wanted(cell):

@@ -9,7 +9,7 @@ them).
 The contract, per example: a freshly allocated contiguous input gives eager's values; a view (transposed, sliced,
 strided: non-contiguous, or offset from its storage) gives eager's values or a clear refusal (an error that says
 contiguous, stride or aligned: host TMA refuses a base that is not 16-byte aligned). Anything else is a falsifying
-example, printed as the command that reproduces it. Which child fuzzes what is compat.session's.
+example, printed as the command that reproduces it. Which child fuzzes what is compat.run.session's.
 """
 
 from __future__ import annotations
@@ -23,14 +23,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from .. import outcomes
-from ..cells import DEVICES
+import torch
+import torch._dynamo.config
+from hypothesis import example as explicit
+from hypothesis import given
+
 from ..errors import DeclarationError
-from ..outcomes import Outcome
+from ..evidence import outcomes
+from ..evidence.numerics import compare_elementwise
+from ..evidence.outcomes import Outcome
+from ..matrix.cells import DEVICES
+from ..matrix.kernels import KERNELS
+from ..matrix.model import dynamic_shapes, error_scales, op_dynamic_shapes, output_names, pair, torch_device
+from ..matrix.stages import STAGES
+from ..matrix.strategies import (
+    Example,
+    boundary_examples,
+    dim_tops,
+    dynamic_max,
+    kernel_examples,
+    materialize_inputs,
+    profile_settings,
+)
+from ..matrix.styles import build_op
 from . import artifacts
+from .checks import compiled_for, graph_targets, kernel_outputs, missing_node, proof
 
 if TYPE_CHECKING:
-    from ..cells import Cell
+    from ..matrix.cells import Cell
     from .journal import Journal
 
 # A refusal of a view counts only if it says why.
@@ -65,13 +85,7 @@ class Tally:
 
 
 def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell: "Cell", tally: Tally) -> None:
-    import torch
 
-    from ..kernels import KERNELS
-    from ..model import error_scales, output_names
-    from ..numerics import compare_elementwise
-    from ..strategies import materialize_inputs
-    from .checks import kernel_outputs
 
     kernel = KERNELS[cell.kernel]
     tally.last = example
@@ -102,7 +116,8 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
             if len(got) != len(outputs):
                 raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
             for label, g, w, scale in zip(labels, got, outputs, scales, strict=True):
-                result = compare_elementwise(g, w, f"{name} {label}, shape {shape}, {example.layout}", scale)
+                result = compare_elementwise(g, w, f"{name} {label}, shape {shape}, {example.layout}", scale,
+                                             cell.dtype)
                 if not result["ok"]:
                     raise Falsified(result["why"])
                 results.append(result)
@@ -118,11 +133,7 @@ def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, ex
 
     `known`: the falsifying examples recorded for the cell (expectations' fuzz rows), replayed first in every run so
     a recorded finding is found every time, whatever the profile draws."""
-    from hypothesis import example as explicit
-    from hypothesis import given
 
-    from ..kernels import KERNELS
-    from ..strategies import Example, boundary_examples, kernel_examples, profile_settings
 
     kernel, tally, budget = KERNELS[cell.kernel], Tally(), DEVICES[cell.device].fuzz_elements
 
@@ -165,22 +176,17 @@ def _op_models(cell: "Cell"):
     use of them, a sum, can cancel). Called from a function, as the matrix's model calls it: Dynamo cannot trace
     `autograd.Function.apply` held as a module attribute ("GetAttrVariable(AutogradFunctionVariable(),
     setup_context) has no type", torch 2.11)."""
-    from ..kernels import KERNELS
-    from ..model import pair
-    from ..styles import build_op
 
     return pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False)
 
 
 def _no_eager_fallback() -> None:
-    import torch._dynamo.config
 
     torch._dynamo.config.recompile_limit = RECOMPILE_LIMIT
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
 def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
-    from .checks import compiled_for, proof
 
     module, reference = _op_models(cell)
     if cell.stage == "eager":
@@ -201,13 +207,7 @@ def probe_stages(journal: "Journal", cell: "Cell", stages: list[str], profile: s
 def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str], profile: str, example: str | None,
                   known: dict[str, list[str]]) -> None:
     """Export the op once (dynamic as its kernel declares), then fuzz each stage's artifact made from it."""
-    import torch
 
-    from ..kernels import KERNELS
-    from ..model import dynamic_shapes, op_dynamic_shapes, torch_device
-    from ..stages import STAGES
-    from ..strategies import Example, dim_tops, dynamic_max, materialize_inputs
-    from .checks import graph_targets, missing_node
 
     kernel = KERNELS[cell.kernel]
     workdir = Path(journal.path).parent

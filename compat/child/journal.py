@@ -1,4 +1,4 @@
-"""The child's record of what it did, as JSON lines the parent reads (compat.launcher.read_journal).
+"""The child's record of what it did, as JSON lines the parent reads (compat.run.launcher.read_journal).
 
 Events: `start` (the child's environment), `ready` (its task's code is imported), `begin` and `end` around each
 phase, `harness_error` (something failed outside every phase: the harness's fault, never the cell's).
@@ -11,9 +11,9 @@ import os
 import time
 from typing import Any, Callable
 
-from .. import outcomes
 from ..errors import DeclarationError
-from ..outcomes import Outcome
+from ..evidence import outcomes
+from ..evidence.outcomes import Outcome
 
 # What a child reports of its own environment: which GPU it saw and which caches it wrote.
 CHILD_ENV = ("CUDA_VISIBLE_DEVICES", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_INTERPRET")

@@ -11,8 +11,8 @@ The C++ runner (aoti_runner.cpp) measures the same two with the same counts.
 
 A run's children share their GPU, and a timing that overlaps another's measures both: the steady state is timed
 holding the run's lock of that GPU (`lock_path`; the C++ runner takes the same lock with flock). Other cells' checks
-and compiles still run beside it, so a number is one run's under its load: compare cells of one run (compat.report),
-and runs only beyond compat.diff's noise band.
+and compiles still run beside it, so a number is one run's under its load: compare cells of one run (compat.report.report),
+and runs only beyond compat.evidence.diff's noise band.
 """
 
 from __future__ import annotations
@@ -23,11 +23,14 @@ import statistics
 import time
 from typing import TYPE_CHECKING, Callable
 
+import torch
+from filelock import FileLock
+
 if TYPE_CHECKING:
-    from ..cells import Cell
+    from ..matrix.cells import Cell
 
 WARMUP, REPS = 5, 30
-# Set by the parent for every child of a run (compat.session): where the timing locks are, and which stages are
+# Set by the parent for every child of a run (compat.run.session): where the timing locks are, and which stages are
 # timed (`Stage.timed`; handed down rather than imported, since the stages' checks import this module).
 LOCK_DIR_ENV, TIMED_ENV = "COMPAT_TIMING_LOCK_DIR", "COMPAT_TIMED_STAGES"
 
@@ -46,7 +49,6 @@ def quiet():
     if path is None:
         yield
         return
-    from filelock import FileLock
 
     with FileLock(path):
         yield
@@ -59,7 +61,6 @@ def wanted(cell: "Cell") -> bool:
 
 def _sync() -> None:
     """Wait for the GPU's queued work, where this process uses one (a CPU cell's clock needs no wait)."""
-    import torch
 
     if torch.cuda.is_initialized():
         torch.cuda.synchronize()
@@ -85,7 +86,6 @@ class FirstCall:
 
 def steady_us(fn: Callable, args: tuple) -> tuple[float, float]:
     """The median and the best of REPS timed calls after WARMUP, in microseconds."""
-    import torch
 
     with torch.no_grad(), quiet():
         for _ in range(WARMUP):
@@ -101,7 +101,7 @@ def steady_us(fn: Callable, args: tuple) -> tuple[float, float]:
 
 
 def entry(first_call_ms: float, steady: dict[str, tuple[float, float]], clock: str = "cuda_event") -> dict:
-    """The record a cell's outcome carries under detail["latency"] (compat.timings reads it): `steady` maps each
+    """The record a cell's outcome carries under detail["latency"] (compat.report.timings reads it): `steady` maps each
     check point's label to its (median, best)."""
     return {"first_call_ms": round(first_call_ms, 3),
             "steady_us": {k: round(median, 2) for k, (median, _) in steady.items()},

@@ -14,7 +14,10 @@ import contextlib
 from dataclasses import dataclass, field
 
 import torch
+import torch.fx
+from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 from torch.utils._python_dispatch import TorchDispatchMode
+from triton.runtime.jit import JITFunction
 
 TORCH_NAMESPACES = ("aten", "prims", "prim")  # torch's own ops: what the op is made of, not what it ships
 
@@ -42,7 +45,6 @@ def kernel_name(kernel) -> str:
 
 def _launchers() -> list[type]:
     """The classes whose `run` launches a kernel: Triton's jit function, and its interpreter's."""
-    from triton.runtime.jit import JITFunction
 
     classes = [JITFunction]
     with contextlib.suppress(ImportError):
@@ -96,8 +98,6 @@ def record(fn, *args) -> Launched:
 
 def graph_kernels(graph_modules) -> set[str]:
     """The Triton kernels a traced graph launches: the kernel of each kernel-wrapper node (nested graphs too)."""
-    import torch.fx
-    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
     names = set()
     for gm in graph_modules:

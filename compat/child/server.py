@@ -1,4 +1,4 @@
-"""The warm server: one per xdist worker and device environment, started by compat.launcher, that forks the children.
+"""The warm server: one per xdist worker and device environment, started by compat.run.launcher, that forks the children.
 
 It pays once what every child would otherwise pay: importing torch, triton, Dynamo, torch.export, Inductor, the
 suite's modules and the user's (measured on the H100 runner: 15 s per interpreter, several hundred interpreters a
@@ -14,7 +14,6 @@ parent-death signal) end the server, and with it the running child's process gro
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import importlib
 import json
@@ -25,31 +24,23 @@ import sys
 import time
 import traceback
 
+from ..processes import kill_group, parent_death_signal
+
 # Modules every child uses, imported once here (none of them initialises CUDA).
 PRELOAD = ("torch", "triton", "torch._dynamo", "torch.export", "torch._inductor.compile_fx",
            "torch._inductor.codecache", "torch._higher_order_ops.triton_kernel_wrap", "torch.utils.flop_counter",
-           "hypothesis", "compat.cells", "compat.expectations", "compat.child.tasks", "compat.child.checks",
+           "hypothesis", "compat.matrix.cells", "compat.evidence.expectations", "compat.child.tasks", "compat.child.checks",
            "compat.child.builds", "compat.child.fuzz", "compat.child.canary")
 IMPORTS_ENV = "COMPAT_IMPORTS"  # comma-separated modules of the user's (kernels, tasks) every child imports first
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 USER_NVML_CHECK = "COMPAT_USER_NVML_CHECK"  # the user's own value of NVML_CHECK, restored in each child
-PR_SET_PDEATHSIG = 1
 
 _running: int | None = None  # the child being waited for
 
 
-def parent_death_signal(sig: int) -> None:
-    """Ask Linux to send `sig` to this process when its parent dies (so nothing the run started outlives it)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig))
-
-
 def _stop(signum, frame) -> None:
     if _running is not None:
-        try:
-            os.killpg(_running, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(_running)
     os._exit(0)
 
 
@@ -76,7 +67,7 @@ def _child(request: dict) -> None:
         os.dup2(log, 1)
         os.dup2(log, 2)
         faulthandler.enable(file=sys.stderr)
-        from .tasks import run
+        from .tasks import run  # imported by PRELOAD in the server already: this only names it
 
         run(request["task"], request["journal"])
         code = 0
@@ -99,7 +90,8 @@ def main() -> None:
     try:
         for module in PRELOAD:
             importlib.import_module(module)
-        from ..cases import import_cases
+        # Inside the try, after PRELOAD: an import that fails is reported to the parent through the protocol.
+        from ..matrix.cases import import_cases
 
         # The user's modules: refused if one initialises CUDA, which no child forked from here could then use.
         import_cases(filter(None, os.environ.get(IMPORTS_ENV, "").split(",")), "the warm server")

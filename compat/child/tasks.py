@@ -1,5 +1,5 @@
-"""The tasks a child can run, by name: the parent asks for one by its name with JSON arguments (compat.launcher), the
-child resolves it here and runs it against its journal.
+"""The tasks a child can run, by name: the parent asks for one by its name with JSON arguments
+(compat.run.launcher), the child resolves it here and runs it against its journal.
 
 A task that names a cell gets it resolved before it starts (an id the child cannot resolve is a harness error); each
 task records phases, and every phase catches its own exceptions, so anything that escapes a task is the harness's.
@@ -13,10 +13,12 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from ..cases import import_cases
+from ..matrix.cases import import_cases
 from .journal import Journal
 
 TASKS: dict[str, Callable[..., None]] = {}
+# The task bodies import what they run (torch with it, seconds): the child's journal starts first, so a hang or a
+# crash while importing is the outcome of a phase, not a child that never began.
 
 
 def task(name: str):
@@ -29,7 +31,7 @@ def task(name: str):
 
 
 def _cell(cell_id: str):
-    from ..cells import parse_cell_id
+    from ..matrix.cells import parse_cell_id
 
     return parse_cell_id(cell_id, "child task")
 
@@ -37,11 +39,12 @@ def _cell(cell_id: str):
 @task("probe")
 def probe(journal: Journal, cell: str, stages: list[str]) -> None:
     """The probe stages of one (kernel, style, dtype, device), one phase each, in one process."""
-    from ..stages import STAGES
+    from ..matrix.stages import STAGES
+    from .checks import CHECKS
 
     c = _cell(cell)
     for stage in stages:
-        journal.run(stage, functools.partial(STAGES[stage].check, dataclasses.replace(c, stage=stage)))
+        journal.run(stage, functools.partial(CHECKS[STAGES[stage].check], dataclasses.replace(c, stage=stage)))
 
 
 @task("build")

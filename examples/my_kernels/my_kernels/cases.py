@@ -5,12 +5,24 @@ its users call them (`Op`, style `as_shipped`), and its bare kernels, which the 
 import math
 
 import torch
-import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from compat import (Backward, Dim, Kernel, Known, Module, OneOf, Op, Scalar, Tensor, Tunable, register_kernel,
-                    register_known, register_op)
+from compat import (
+    Backward,
+    Dim,
+    Kernel,
+    Known,
+    Module,
+    OneOf,
+    Op,
+    Scalar,
+    Tensor,
+    Tunable,
+    register_kernel,
+    register_known,
+    register_op,
+)
 
 from . import kernels, ops
 

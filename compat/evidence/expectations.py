@@ -1,0 +1,537 @@
+"""Expected outcomes as data: one YAML file, a list of rows per cell id, each row for a range of versions.
+
+    schema: 1
+    cells:
+      silu-raw_jit-export_nonstrict-*-cuda:     # a cell id, or one with '*' for its dtype: every dtype of the kernel
+      - torch: '>=2.6,<2.14'            # packaging specifiers; the first row that matches the run is used
+        triton: '>=3.0'                 # optional
+        host: gpu                       # optional: gpu (CUDA available) or cpu-only
+        outcome: failed                 # passed | failed | mismatch | crashed | timed_out
+        error: torch._dynamo.exc.TorchRuntimeError  # failed: the exception type, qualified unless builtin
+        cause: RuntimeError             # failed, optional: the root cause's type, where a wrapper re-raised it
+        match: 'Cannot access data pointer of Tensor'   # failed: a regex on the root cause's stable fragment,
+                                        #   searched in the message and the cause's message
+        reason: one line on why
+        rewrite: what to do instead     # optional
+        provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
+                    # or {documented: 'pytorch/pytorch#185827: ...'}
+
+    fuzz:                               # optional: the fuzz tests' findings, same row format, plus
+      silu-raw_jit-export_strict-*-cuda:  #   example: the falsifying example's JSON, replayed first in every run
+      - ...                             #   reproducer: the command that reproduces it
+                                        # a cell without fuzz rows is expected to pass its fuzz test
+
+A cell's rows are those under its own id, then those under its any-dtype key. --compat-accept writes per-cell rows,
+then folds the rows that every dtype of a cell shares into the any-dtype key, so the file stays readable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from ..atomic import write_atomic
+from ..errors import CompatError, ExpectationsError
+from ..matrix.cells import (
+    ANY_DTYPE,
+    Cell,
+    any_dtype_key,
+    applicable,
+    check_names,
+    in_matrix,
+    parse_cell_id,
+    split_cell_id,
+)
+from ..matrix.kernels import KERNELS
+from ..matrix.strategies import Example
+from .catalogue import explain
+from .outcomes import KINDS, Outcome
+
+SCHEMA = 1
+EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
+HOSTS = ("gpu", "cpu-only")
+ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "cause", "match", "signal", "reason", "rewrite", "provenance",
+            "example", "reproducer"}
+SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
+UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
+
+
+def _parse_key(key: str, where: str) -> list[Cell]:
+    """The matrix cells a key names: its own cell, or every dtype's cell for an any-dtype key."""
+
+    key_cell = split_cell_id(key, where)
+    if key_cell.dtype == ANY_DTYPE:
+        for axis in ("kernel", "style", "stage", "device"):
+            check_names(axis, [getattr(key_cell, axis)], f"{where}: cell {key!r}")
+        cells = [dataclasses.replace(key_cell, dtype=dtype) for dtype in KERNELS[key_cell.kernel].dtypes]
+        in_matrix = [parse_cell_id(c.id, where) for c in cells if applicable(c)]
+        return in_matrix or [parse_cell_id(cells[0].id, where)]  # none applies: parse_cell_id says why
+    return [parse_cell_id(key, where)]
+
+
+@dataclass(frozen=True)
+class Run:
+    """The facts a row's selectors are matched against."""
+    torch: str
+    triton: str
+    host: str
+
+    @classmethod
+    def from_env(cls, env: dict[str, Any]) -> "Run":
+        return cls(env["torch"], env["triton"], "gpu" if env["gpus"] else "cpu-only")
+
+
+def _contains(spec: str | None, version: str) -> bool:
+    # Matched on the release number: 2.11.0+cu130 is 2.11.0, and a nightly or candidate (2.14.0.dev20261101,
+    # 2.14.0rc1) is checked against the rows of the release it becomes, where PEP 440 would put it below '>=2.14'.
+    return spec is None or SpecifierSet(spec).contains(Version(version).base_version)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    cell_id: str
+    index: int
+    row: dict[str, Any]
+    section: str = "cells"
+
+    @property
+    def where(self) -> str:
+        return f"{self.section}.{self.cell_id}[{self.index}]"
+
+    def applies(self, run: Run) -> bool:
+        r = self.row
+        return (_contains(r["torch"], run.torch) and _contains(r.get("triton"), run.triton)
+                and r.get("host", run.host) == run.host)
+
+    def describe(self) -> str:
+        r = self.row
+        if r["outcome"] == "failed":
+            cause = f" caused by {r['cause']}" if r.get("cause") else ""
+            return f"failed {r['error']}{cause} matching /{r['match']}/"
+        if r["outcome"] == "crashed" and r.get("signal"):
+            return f"crashed {r['signal']}"
+        return r["outcome"]
+
+    def agrees(self, outcome: Outcome) -> bool:
+        r = self.row
+        if outcome.kind != r["outcome"]:
+            return False
+        if r["outcome"] == "failed":
+            cause = outcome.cause
+            return (outcome.error_type == r["error"] and re.search(r["match"], outcome.searchable) is not None
+                    and r.get("cause", cause.error_type) == cause.error_type)
+        if r["outcome"] == "crashed" and r.get("signal"):
+            return outcome.error_type == r["signal"]
+        return True
+
+
+SUITE = Path(__file__).resolve().parents[2] / "expectations.yaml"  # the suite's own, for its own kernels
+
+
+class Expectations:
+    """One expectations file, and behind it (`fallback`, read only) the suite's own, so a repository that records
+    rows for its kernels still gates ours on the suite's rows. Accept writes to this file only."""
+
+    def __init__(self, path: Path, data: dict[str, Any], fallback: "Expectations | None" = None):
+        self.path = Path(path)
+        self.data = data
+        self.fallback = fallback
+        self.rows = {(section, cid): [Expectation(cid, i, row, section) for i, row in enumerate(rows)]
+                     for section in SECTIONS for cid, rows in data.get(section, {}).items()}
+
+    @classmethod
+    def for_run(cls, path: str | os.PathLike, named: bool, accept: bool = False) -> "Expectations":
+        """The run's expectations: `path`, which may not exist yet where the run will create it (`accept`) or the
+        user did not name it (a typo in a named file that is only read is refused), backed by the suite's own
+        file."""
+        path = Path(path)
+        fallback = cls.load(SUITE) if SUITE.exists() and path.resolve() != SUITE else None
+        if not path.exists() and (accept or not named):
+            return cls(path, {"schema": SCHEMA, "cells": {}}, fallback)
+        own = cls.load(path)
+        own.fallback = fallback
+        return own
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Expectations":
+        path = Path(path)
+        try:
+            with open(path) as f:  # a stream, so marks name the file
+                data = yaml.load(f, Loader=_UniqueKeyLoader)
+        except OSError as exc:
+            raise ExpectationsError(f"{path}: cannot read the expectations file: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ExpectationsError(f"{path}: not valid YAML: {exc}") from None
+        validate(data, str(path))
+        return cls(path, data)
+
+    def lookup(self, cell_id: str, run: Run, section: str = "cells") -> Expectation | None:
+        rows = self.rows.get((section, cell_id), []) + self.rows.get((section, any_dtype_key(cell_id)), [])
+        own = next((e for e in rows if e.applies(run)), None)
+        return own if own or self.fallback is None else self.fallback.lookup(cell_id, run, section)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML that refuses a key given twice in one mapping: plain YAML keeps the later block, and a row edited
+    by hand in the earlier one would vanish without a word."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ExpectationsError(f"{key_node.start_mark.name}: duplicate key {key!r} on lines {seen[key]} and "
+                                        f"{line}; merge the two blocks into one")
+            seen[key] = line
+        return super().construct_mapping(node, deep)
+
+
+def validate(data: Any, where: str) -> None:
+    if not isinstance(data, dict) or not {"schema", "cells"} <= set(data) <= {"schema", *SECTIONS}:
+        raise ExpectationsError(f"{where}: the top level must be a mapping with the keys 'schema' and 'cells', and "
+                                f"optionally 'fuzz'")
+    if data["schema"] != SCHEMA:
+        raise ExpectationsError(f"{where}: schema {data['schema']!r} is not supported (this version reads {SCHEMA})")
+    for section in SECTIONS:
+        if not isinstance(data.get(section, {}), dict):
+            raise ExpectationsError(f"{where}: '{section}' must map cell ids to lists of rows")
+        for cell_id, rows in data.get(section, {}).items():
+            try:
+                _parse_key(str(cell_id), where)
+            except CompatError as exc:
+                raise ExpectationsError(str(exc)) from None
+            if not isinstance(rows, list) or not rows:
+                raise ExpectationsError(f"{where}: {section}.{cell_id}: must be a non-empty list of rows")
+            for i, row in enumerate(rows):
+                _validate_row(row, f"{where}: {section}.{cell_id}[{i}]")
+
+
+def _validate_row(row: Any, where: str) -> None:
+    if not isinstance(row, dict):
+        raise ExpectationsError(f"{where}: a row must be a mapping")
+    unknown = set(row) - ROW_KEYS
+    if unknown:
+        raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; valid keys: {sorted(ROW_KEYS)}")
+    for key in ("torch", "outcome", "provenance"):
+        if key not in row:
+            raise ExpectationsError(f"{where}: missing required key {key!r}")
+    for key in ("torch", "triton"):
+        if key in row:
+            try:
+                SpecifierSet(str(row[key]))
+            except InvalidSpecifier:
+                raise ExpectationsError(f"{where}: {key}: {row[key]!r} is not a version specifier "
+                                        f"(for example '>=2.6,<2.14' or '==2.11.*')") from None
+    if row.get("host", HOSTS[0]) not in HOSTS:
+        raise ExpectationsError(f"{where}: host {row['host']!r} is not one of {HOSTS}")
+    if row["outcome"] not in EXPECTABLE:
+        raise ExpectationsError(f"{where}: outcome {row['outcome']!r} is not one of {EXPECTABLE}")
+    needed = {"failed": ("error", "match", "reason"), "mismatch": ("reason",), "crashed": ("reason",),
+              "timed_out": ("reason",)}.get(row["outcome"], ())
+    for key in needed:
+        if not row.get(key):
+            raise ExpectationsError(f"{where}: outcome {row['outcome']} needs {key!r}")
+    if "match" in row:
+        try:
+            re.compile(row["match"])
+        except re.error as exc:
+            raise ExpectationsError(f"{where}: match {row['match']!r} is not a valid regex: {exc}") from None
+    if "example" in row:
+
+        try:
+            Example.from_json(row["example"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ExpectationsError(f"{where}: example is not a fuzz example's JSON ({exc}); copy it from the failing "
+                                    f"test's reproducer") from None
+    prov = row["provenance"]
+    if not (isinstance(prov, dict) and len(prov) == 1 and (
+            isinstance(prov.get("documented"), str)
+            or (measurements(prov) and all(isinstance(m, dict) and {"torch", "triton", "device", "date"} <= set(m)
+                                           for m in measurements(prov))))):
+        raise ExpectationsError(f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} (or a "
+                                f"list of those, for a row widened over versions) or {{documented: 'citation'}}")
+
+
+def measurements(prov: dict[str, Any]) -> list[dict[str, Any]]:
+    """A row's measurements: one, or one per version a widened row was observed on."""
+    measured = prov.get("measured")
+    return [measured] if isinstance(measured, dict) else list(measured) if isinstance(measured, list) else []
+
+
+def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path,
+            section: str = "cells") -> str | None:
+    """None when the outcome is what was expected; otherwise the gate's complaint, with how to record the change.
+
+    In the fuzz section a cell without rows is expected to pass: the matrix already says it does, on one input. An
+    environment failure (the AOTI canary fails too; the C++ runner cannot be built) is no outcome of the cell's: no
+    expectation accepts it."""
+    if outcome.detail.get("environment_failure"):
+        return (f"{cell_id}: the environment failed, not the wrapping style; no expectation accepts that.\n"
+                f"  observed: {outcome.summary()}")
+    if section == "fuzz":
+        how = (f"Fix it where the fault is ours; otherwise record it under fuzz.{cell_id} (or its any-dtype key) in "
+               f"{path}, with its reproducer and reason.")
+        if outcome.detail.get("reproducer"):
+            how = f"reproduce: {outcome.detail['reproducer']}\n  {how}"
+        if expectation is None:
+            return None if outcome.kind == "passed" else (
+                f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
+                f"  observed: {outcome.summary()}\n  {how}")
+    else:
+        how = (f"If this is the new truth, record it: rerun with --compat-accept (rewrites {path}) "
+               f"or edit cells.{cell_id} there by hand.")
+        if expectation is None:
+            return (f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
+                    f"  observed: {outcome.summary()}\n  {how}")
+    if expectation.agrees(outcome):
+        return None
+    kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
+    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({expectation.where}, "
+            f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}")
+
+
+def _minor_spec(version: str) -> str:
+    v = Version(version)
+    return f"=={v.major}.{v.minor}.*"
+
+
+def _next_minor(v: Version) -> Version:
+    return Version(f"{v.major}.{v.minor + 1}")
+
+
+def widen(spec: str | None, version: str) -> str | None:
+    """A range that holds `spec`'s versions and `version`'s minor series, or None where `spec` is not one range
+    (a '!=' in it, say): then accept writes a row of its own. No spec covers every version already."""
+    if spec is None:
+        return None
+    v = Version(Version(version).base_version)
+    lo, hi = None, None  # inclusive lower, exclusive upper bound
+    for clause in SpecifierSet(spec):
+        op, ver = clause.operator, clause.version
+        if op == "==" and ver.endswith(".*"):
+            base = Version(ver[:-2])
+            lo, hi = base, _next_minor(base) if len(base.release) >= 2 else Version(f"{base.major + 1}")
+        elif op in (">=", "==", "==="):
+            lo = Version(ver)
+            hi = _next_minor(lo) if op != ">=" else hi
+        elif op == ">":
+            lo = _next_minor(Version(ver))
+        elif op == "<":
+            hi = Version(ver)
+        elif op == "<=":
+            hi = _next_minor(Version(ver))
+        else:
+            return None
+    lo = Version(f"{v.major}.{v.minor}") if lo is not None and v < lo else lo  # the minor series, as rows are
+    hi = _next_minor(v) if hi is not None and v >= hi else hi
+    parts = ([f">={_short(lo)}"] if lo is not None else []) + ([f"<{_short(hi)}"] if hi is not None else [])
+    return ",".join(parts) or None
+
+
+def _short(v: Version) -> str:
+    return ".".join(map(str, v.release[:2] if v.release[2:] in ((), (0,)) else v.release))
+
+
+def proposed_match(first_line: str) -> str:
+    """A regex proposal: the first sentence of the message, past any 'SomeError: ' prefix, escaped.
+    Trim it to its stable part by hand."""
+    text = re.sub(r"^(\w+(Error|Exception): )+", "", first_line.strip())
+    sentence = re.split(r"(?<=[.:])\s", text, maxsplit=1)[0][:120]
+    return re.escape(sentence).replace("\\ ", " ")
+
+
+def measured_on(env: dict[str, Any]) -> dict[str, str]:
+    """A row's measured provenance, from a run's environment (compat.run.environment.describe)."""
+    gpu = env["gpus"][0]["name"] if env["gpus"] else f"cpu ({env['platform']})"
+    return {"torch": env["torch"], "triton": env["triton"], "device": gpu, "date": env["date"][:10]}
+
+
+def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
+             section: str = "cells") -> dict[str, Any]:
+    """A row recording an observation; a failure the catalogue knows gets its stable match, reason and rewrite. A
+    fuzz finding carries its falsifying example and reproducer, replayed first in every later run."""
+
+    row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
+                           "outcome": outcome.kind}
+    known = explain(outcome, parse_cell_id(cell_id, "accept"), section)
+    if outcome.kind == "failed":
+        cause = outcome.cause
+        row["error"] = outcome.error_type
+        if cause.error_type and cause.error_type != outcome.error_type:
+            row["cause"] = cause.error_type
+        row["match"] = known.match if known else proposed_match(cause.fragment)
+    elif outcome.kind == "crashed":
+        row["signal"] = outcome.error_type
+    if known:
+        row["reason"] = f"{known.reason} ({known.source})" if known.source else known.reason
+        if known.rewrite:
+            row["rewrite"] = known.rewrite
+    elif outcome.kind != "passed":
+        row["reason"] = UNEXPLAINED
+    if section == "fuzz" and outcome.detail.get("example"):
+
+        row["example"] = json.dumps(outcome.detail["example"], separators=(",", ":"))
+        row["reproducer"] = outcome.detail["reproducer"]
+    row["provenance"] = {"measured": measured}
+    return row
+
+
+def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome, section: str) -> Expectation | None:
+    """A row of the cell, for any version or host, that agrees with the outcome and says why."""
+    while exp is not None:
+        rows = exp.rows.get((section, cell_id), []) + exp.rows.get((section, any_dtype_key(cell_id)), [])
+        found = next((e for e in rows if UNEXPLAINED not in str(e.row.get("reason", UNEXPLAINED))
+                      and e.agrees(outcome)), None)
+        if found:
+            return found
+        exp = exp.fallback
+    return None
+
+
+def _widened(row: dict[str, Any], run: Run, measured: dict[str, str]) -> dict[str, Any] | None:
+    torch, triton = widen(row["torch"], run.torch), widen(row.get("triton"), run.triton)
+    if torch is None or (row.get("triton") is not None and triton is None):
+        return None
+    selectors = {"torch": torch, **({"triton": triton} if row.get("triton") is not None else {})}
+    seen = measurements(row["provenance"])
+    return {**row, **selectors, "provenance": {"measured": [*seen, measured]}}
+
+
+def recorded_runs(expectations: Expectations | None, cell_id: str | None = None) -> set[Run]:
+    """Every (torch, triton, host) some row was measured on (only the cell's rows, where one is named), in the file
+    and in the file behind it."""
+    runs: set[Run] = set()
+    while expectations is not None:
+        keys = expectations.rows if cell_id is None else (("cells", cell_id), ("cells", any_dtype_key(cell_id)))
+        for key in keys:
+            for e in expectations.rows.get(key, ()):
+                host = e.row.get("host")
+                for m in measurements(e.row["provenance"]) if host else ():
+                    runs.add(Run(Version(m["torch"]).base_version, Version(m["triton"]).base_version, host))
+        expectations = expectations.fallback
+    return runs
+
+
+def _widen_neighbours(exp: Expectations, cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
+                      neighbours: Callable[[str], tuple[Run, ...]], changes: list[str], section: str) -> bool:
+    """Widen the first neighbour's row of this file that agrees with the outcome to this run; say whether one did."""
+    for neighbour in neighbours(cell_id):
+        old = exp.lookup(cell_id, neighbour, section)
+        if old is None or old not in exp.rows.get((section, old.cell_id), []) or not old.agrees(outcome):
+            continue
+        wide = _widened(old.row, run, measured)
+        if wide is None:
+            continue
+        # The wider range must not take over a version recorded in between (first match wins): then no widening.
+        others = recorded_runs(exp, cell_id) - {run}
+        before = {r: exp.lookup(cell_id, r, section) for r in others}
+        exp.rows[(section, old.cell_id)][old.index] = Expectation(old.cell_id, old.index, wide)
+        if any(exp.lookup(cell_id, r, section) != before[r] and before[r] != old for r in others):
+            exp.rows[(section, old.cell_id)][old.index] = old
+            continue
+        exp.data[section][old.cell_id][old.index] = wide
+        changes.append(f"{cell_id}: widened {old.where} to torch {wide['torch']}"
+                       f"{', triton ' + wide['triton'] if 'triton' in wide else ''}: {outcome.summary()[:80]}")
+        return True
+    return False
+
+
+def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str],
+           neighbours: Callable[[str], tuple[Run, ...]] = lambda cell_id: (), section: str = "cells") -> list[str]:
+    """Make the file agree with what was observed; return one line per change. Cells not observed are kept;
+    observations of cells no longer in the matrix (an older run's results) are left out.
+
+    Accept widens rather than copies: a cell with no row for this run whose row at one of its `neighbours` (the
+    cell's nearest recorded versions below and above, compat.evidence.baseline.neighbours) agrees with the observation gets that row's range
+    extended to this version. A new row the catalogue cannot explain takes the explanation of a row that agrees with it on another
+    version or host.
+
+    `section` "fuzz": the fuzz tests' findings; a fuzz test without rows is expected to pass, so a pass needs none."""
+
+    changes = []
+    cells = exp.data.setdefault(section, {})
+    for cell_id in sorted(filter(in_matrix, observed)):
+        outcome = observed[cell_id]
+        current = exp.lookup(cell_id, run, section)
+        if outcome.kind == "skipped" or (section == "fuzz" and current is None and outcome.kind == "passed"):
+            continue
+        if outcome.detail.get("environment_failure"):  # the machine's fault, never the cell's (see verdict)
+            changes.append(f"{cell_id}: NOT recorded, an environment failure: {outcome.detail['environment_failure']}")
+            continue
+        if current is None and _widen_neighbours(exp, cell_id, outcome, run, measured, neighbours, changes, section):
+            continue
+        new = row_from(cell_id, outcome, run, measured, section)
+        if UNEXPLAINED in str(new.get("reason")):
+            twin = _explained_elsewhere(exp, cell_id, outcome, section)
+            if twin is not None:
+                new = {**new, **{k: twin.row[k] for k in ("cause", "match", "reason", "rewrite") if k in twin.row}}
+                new["provenance"] = new.pop("provenance")  # keeps the row's key order: provenance last
+        mine = current is not None and current in exp.rows.get((section, current.cell_id), [])
+        if current is not None and current.agrees(outcome):
+            if mine and UNEXPLAINED in str(current.row.get("reason")) and UNEXPLAINED not in str(new.get("reason")):
+                # The catalogue now explains a row recorded as unexplained: explain it where it is.
+                cells[current.cell_id][current.index] = {**new, "provenance": current.row["provenance"]}
+                changes.append(f"{cell_id}: explained as {new['reason'][:80]}")
+            continue
+        rows = cells.setdefault(cell_id, [])
+        own = mine and current.cell_id == cell_id
+        if own and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host")):
+            rows[current.index] = new
+        else:
+            # First match wins: the new, narrower row goes before the row it overrides for this run (a cell's own
+            # rows come before its any-dtype rows).
+            rows.insert(current.index if own else 0 if current is not None else len(rows), new)
+        was = current.describe() if current else "no expectation"
+        changes.append(f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: {was} -> {outcome.summary()}  "
+                       f"[torch {new['torch']}, triton {new['triton']}, host {new['host']}]")
+    if changes:
+        exp.data[section] = dict(sorted(_fold_dtypes(cells).items()))
+        validate(exp.data, str(exp.path))
+        write_atomic(exp.path, dump(exp.data))
+    return changes
+
+
+def _fold_dtypes(cells: dict[str, list]) -> dict[str, list]:
+    """Move rows every dtype of a cell shares into its any-dtype key (ahead of that key's own rows: same lookup)."""
+    cells = dict(cells)
+    for key in [k for k in cells if split_cell_id(k, "expectations").dtype != ANY_DTYPE]:
+        if key not in cells:
+            continue
+        group = [c.id for c in _parse_key(any_dtype_key(key), "fold")]
+        lists = [cells.get(cid) for cid in group]
+        if all(r == lists[0] for r in lists):
+            fold = any_dtype_key(key)
+            cells[fold] = _unshadowed(lists[0] + cells.get(fold, []))
+            for cid in group:
+                del cells[cid]
+    return cells
+
+
+def _unshadowed(rows: list[dict]) -> list[dict]:
+    """Rows less those an earlier row hides from every run (the same torch, triton and host): the first applies."""
+    seen, kept = set(), []
+    for row in rows:
+        selectors = (row.get("torch"), row.get("triton"), row.get("host"))
+        if selectors not in seen:
+            seen.add(selectors)
+            kept.append(row)
+    return kept
+
+
+class _PlainDumper(yaml.SafeDumper):
+    def ignore_aliases(self, data):  # rows written as themselves, never as &anchors
+        return True
+
+
+def dump(data: dict[str, Any]) -> str:
+    return yaml.dump(data, Dumper=_PlainDumper, sort_keys=False, width=120, allow_unicode=True)

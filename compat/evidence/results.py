@@ -1,0 +1,155 @@
+"""The results file: one JSON document per run, written atomically at the end."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_atomic
+from ..errors import ResultsError
+from ..matrix.cells import in_matrix
+from .expectations import Run, verdict
+from .outcomes import KINDS, Outcome
+
+SCHEMA = 1
+
+
+def fuzz_summary(fuzz: list[dict[str, Any]]) -> dict[str, Any]:
+    tallies = [f["outcome"]["detail"].get("tally", {}) for f in fuzz]
+    by_outcome = Counter(f["outcome"]["kind"] for f in fuzz)
+    return {"cells": len(fuzz), "by_outcome": {k: by_outcome.get(k, 0) for k in KINDS},
+            "unexpected": sum(1 for f in fuzz if f["verdict"]), "examples": sum(t.get("examples", 0) for t in tallies)}
+
+
+def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str, Any], wall_seconds: float,
+             options: dict[str, Any], fuzz: list[dict[str, Any]] = (), harness_errors: list[dict[str, Any]] = (),
+             fuzz_collected: bool = False) -> dict[str, Any]:
+    """The run's document. `fuzz`: the fuzz tests' records (same shape as cells), each outcome's detail holding its
+    tally: examples run, how many had something to compare, max abs and rel error, refusals per layout.
+    `harness_errors`: tests the harness itself failed (id, section, error), which have no outcome.
+    `fuzz_collected`: the fuzz tests were part of the run, even if no cell was expected to pass."""
+    cells = sorted(cells, key=lambda c: c["id"])
+    fuzz = sorted(fuzz, key=lambda c: c["id"])
+    by_outcome = Counter(c["outcome"]["kind"] for c in cells)
+    return {
+        "schema": SCHEMA,
+        "environment": env,
+        "options": options,
+        "summary": {
+            "cells": len(cells),
+            "by_outcome": {k: by_outcome.get(k, 0) for k in KINDS},
+            "unexpected": sum(1 for c in cells if c["verdict"]),
+            "environment_failures": sum(1 for c in cells if c["outcome"]["detail"].get("environment_failure")),
+            "cells_per_gpu": dict(sorted(Counter(c["gpu"] for c in cells if c.get("gpu")).items())),
+            "wall_seconds": round(wall_seconds, 1),
+            **builds,
+            "fuzz": {**fuzz_summary(fuzz), "collected": bool(fuzz or fuzz_collected)},
+            "harness_errors": len(harness_errors),
+        },
+        "cells": cells,
+        "fuzz": fuzz,
+        "harness_errors": list(harness_errors),
+    }
+
+
+def merge(paths: list[str], expectations) -> dict[str, Any]:
+    """One document from several partial runs of the same torch and triton (shards, or runs cut short by a time
+    limit): each cell as its latest run measured it, its verdict recomputed against `expectations` (said in the
+    options, so a reader knows the gate did not see these verdicts live). Cells no longer in the matrix are left out."""
+
+    docs = [(p, load(p)) for p in paths]
+    versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
+    if len(versions) > 1:
+        raise ResultsError(f"cannot merge runs of different torch / triton versions: {sorted(versions)}")
+    merged, sources, left_out = {"cells": {}, "fuzz": {}}, [], 0
+    for path, doc in docs:
+        env = doc["environment"]
+        run = Run.from_env(env)
+        gpus = Counter(g["name"] for g in env["gpus"])
+        # A merged file brings its own runs: its records keep the run they came from.
+        inner = doc["options"].get("merged_from")
+        sources += [{k: s[k] for k in ("path", "machine", "date", "wall_seconds")} for s in inner] if inner else [
+            {"path": str(path), "machine": ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items())
+             or "cpu", "date": env["date"], "wall_seconds": doc["summary"]["wall_seconds"]}]
+        for section, records in merged.items():
+            for cell in doc.get(section, []):
+                if not in_matrix(cell["id"]):
+                    left_out += 1
+                    continue
+                outcome = Outcome.from_dict(cell["outcome"])
+                exp = expectations.lookup(cell["id"], run, section)
+                records[cell["id"]] = {**cell, "source": cell["source"] if inner else str(path),
+                                       "expected": exp.row if exp else None,
+                                       "expected_at": exp.where if exp else None,
+                                       "verdict": None if outcome.kind == "skipped" else  # the environment's
+                                       verdict(cell["id"], exp, outcome, run, expectations.path, section)}
+    for source in sources:  # what each run still contributes, once later runs took their cells
+        for section in merged:
+            source[section] = sum(r["source"] == source["path"] for r in merged[section].values())
+    summaries = [d["summary"] for _, d in docs]
+    builds = {"exports": sum(s.get("exports", 0) for s in summaries),
+              "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
+              "aoti_compile_seconds": {k: v for s in summaries for k, v in s.get("aoti_compile_seconds", {}).items()},
+              "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()}}
+    profiles = sorted({d["options"].get("fuzz_profile") for _, d in docs if d.get("fuzz")} - {None})
+    options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
+               "regraded_against": os.path.relpath(expectations.path), "fuzz_profile": ", ".join(profiles) or None}
+    return document(docs[-1][1]["environment"], list(merged["cells"].values()), builds,
+                    sum(s["wall_seconds"] for s in summaries), options, fuzz=list(merged["fuzz"].values()))
+
+
+def write(path: str | Path, doc: dict[str, Any]) -> None:
+    """As JSON; gzipped where the name ends in .gz (the committed evidence: a tenth of the size)."""
+    text = json.dumps(doc, indent=1, sort_keys=False) + "\n"
+    try:
+        write_atomic(path, gzip.compress(text.encode(), mtime=0) if str(path).endswith(".gz") else text)
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot write the results file: {exc}") from None
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        doc = json.loads(gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such results file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+        raise ResultsError(f"{path}: not valid JSON (truncated?): {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise ResultsError(f"{path}: results schema {got!r}; this version reads schema {SCHEMA}")
+    _check_shape(doc, path)
+    return doc
+
+
+# What every reader of a results file relies on: (key, type) at the top, in the environment, and in each record.
+TOP = (("environment", dict), ("options", dict), ("summary", dict), ("cells", list))
+ENVIRONMENT = (("torch", str), ("triton", str), ("gpus", list), ("date", str), ("platform", str))
+RECORD = (("id", str), ("axes", dict), ("outcome", dict), ("verdict", (str, type(None))))
+
+
+def _check_shape(doc: dict[str, Any], path: Path) -> None:
+    def need(mapping: dict, keys, where: str) -> None:
+        for key, kind in keys:
+            if not isinstance(mapping.get(key), kind):
+                what = "missing" if key not in mapping else f"a {type(mapping[key]).__name__}, not the expected type"
+                raise ResultsError(f"{path}: not a results file written by a run: {where}{key!r} is {what}")
+
+    need(doc, TOP, "")
+    need(doc["environment"], ENVIRONMENT, "environment.")
+    for section in ("cells", "fuzz"):
+        records = doc.get(section, [])
+        if not isinstance(records, list):
+            raise ResultsError(f"{path}: not a results file written by a run: {section!r} is not a list")
+        for i, record in enumerate(records):
+            if not isinstance(record, dict):
+                raise ResultsError(f"{path}: not a results file written by a run: {section}[{i}] is not a mapping")
+            need(record, RECORD, f"{section}[{i}].")
+            try:
+                Outcome.from_dict(record["outcome"])
+            except (TypeError, ValueError) as exc:
+                raise ResultsError(f"{path}: {section}[{i}] ({record['id']}): not an outcome: {exc}") from None

@@ -1,0 +1,170 @@
+"""One verdict per cell for the documentation: the matrix's outcome on the model, joined with what the fuzz tests
+found when the cell's artifact ran on generated inputs.
+
+A cell that passes on the model but gives wrong values on some generated inputs is not a pass, and it is not an
+exception either: it has a verdict of its own. A cell that refuses some layouts with a clear error stays a pass,
+with the refusal noted. Everything a reader needs to act on a verdict is its `evidence`, in the order shown.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..matrix.stages import STAGES
+from .expectations import measurements
+from .outcomes import Outcome
+
+# verdict -> (the short label in a grid, the legend's words). Order: how a reader ranks them, best first.
+VERDICTS: dict[str, tuple[str, str]] = {
+    "passes": ("pass", "passes: eager's values on the model and on every generated input it took"),
+    "wrong_some": ("wrong*", "passes on the model, but gives wrong values on some generated inputs (fuzz tests)"),
+    "errors_some": ("error*", "passes on the model, but raises on some generated inputs it should take (fuzz tests)"),
+    "wrong": ("wrong", "wrong values on the model, without an error"),
+    "fails": ("fail", "fails with an error"),
+    "crashed": ("crash", "crashes the process"),
+    "timed_out": ("hang", "hangs past its time budget"),
+    "skipped": ("skip", "not run on this host"),
+}
+REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
+UNFUZZED_MARK = "°"  # beside "pass": a stage the fuzz tests drive, whose fuzz test did not run in these results
+ON_THE_MODEL = {"passed": "passes", "failed": "fails", "mismatch": "wrong", "crashed": "crashed",
+                "timed_out": "timed_out", "skipped": "skipped"}
+ON_SOME_INPUTS = {"mismatch": "wrong_some", "failed": "errors_some", "crashed": "errors_some",
+                  "timed_out": "errors_some"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    id: str
+    kind: str  # a key of VERDICTS
+    unexpected: bool  # the cell or its fuzz test differs from its expectation: the gate failed there
+    evidence: tuple[tuple[str, str], ...]  # (what, text): observed, why, instead, provenance; what cells share
+    facts: tuple[tuple[str, str], ...] = ()  # this cell's own: its fuzz tally, falsifying example, reproducer
+    refuses: tuple[str, ...] = ()  # layouts a passing cell refused clearly
+    unfuzzed: bool = False  # a pass on the model's inputs only: its stage is fuzzed, but not in these results
+    rewrite: str | None = None
+
+    @property
+    def label(self) -> str:
+        return VERDICTS[self.kind][0] + (REFUSES_MARK if self.refuses else "") + (UNFUZZED_MARK if self.unfuzzed
+                                                                                    else "")
+
+    @property
+    def works(self) -> bool:
+        return self.kind == "passes"
+
+    @property
+    def note(self) -> tuple:
+        """What two cells share when one note explains both (the cell id aside)."""
+        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.evidence)
+
+
+def _provenance(row: dict[str, Any] | None) -> str:
+    if not row:
+        return "no expectation recorded"
+    prov = row.get("provenance") or {}
+    if "documented" in prov:
+        return f"documented: {prov['documented']}"
+
+    return "measured: " + "; ".join(f"torch {m['torch']}, triton {m['triton']}, {m['device']}, {m['date']}"
+                                    for m in measurements(prov))
+
+
+def _observed(outcome: Outcome) -> str:
+    if outcome.kind == "mismatch":
+        return outcome.summary()
+    text = " ".join(p for p in (outcome.error_type, outcome.first_line) if p) or outcome.kind
+    cause = outcome.cause
+    if cause and cause.fragment not in text:
+        text += f" (root cause: {cause.text()})"
+    return text
+
+
+def _worst_rel(outcome: Outcome) -> float | None:
+    errs = [n["max_rel_err"] for n in outcome.numerics or [] if "max_rel_err" in n]
+    return max(errs) if errs else None
+
+
+def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """What a fuzz test says: (evidence cells may share, this cell's own facts)."""
+    outcome = Outcome.from_dict(record["outcome"])
+    tally = outcome.detail.get("tally") or {}
+    shared: list[tuple[str, str]] = []
+    facts = [("fuzz", f"{tally.get('examples', 0)} generated examples; max abs err {tally.get('max_abs_err', 0):.3g}, "
+                      f"max rel err {tally.get('max_rel_err', 0):.3g}")]
+    if tally.get("refused"):
+        shared.append(("refuses", "; ".join(f"{layout}: {(tally.get('refusals') or {}).get(layout, '')}"
+                                            for layout in tally["refused"])))
+    if outcome.kind != "passed":
+        row = record.get("expected") or {}
+        shared.append(("why", row.get("reason") or "no expectation recorded"))
+        if row.get("rewrite"):
+            shared.append(("instead", row["rewrite"]))
+        shared.append(("fuzz provenance", _provenance(row or None)))
+        facts = [("on a generated input", _observed(outcome)[:400])]
+        example, reproducer = outcome.detail.get("example"), outcome.detail.get("reproducer")
+        if example:
+            facts.append(("falsifying example", _json(example)))
+        if reproducer:
+            facts.append(("reproducer", reproducer))
+    return shared, facts
+
+
+def _json(value: Any) -> str:
+
+    return json.dumps(value, separators=(",", ":")) if not isinstance(value, str) else value
+
+
+def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_here: bool = False) -> Verdict:
+    """The verdict of one cell record; `fuzz` is its fuzz test's record, if one ran. `fuzzed_here`: this results
+    file holds fuzz tests, so a passing cell without one says why it has none."""
+
+    outcome, row = Outcome.from_dict(cell["outcome"]), cell.get("expected") or {}
+    kind = ON_THE_MODEL[outcome.kind]
+    evidence: list[tuple[str, str]] = []
+    facts: list[tuple[str, str]] = []
+    rewrite, refuses, unfuzzed = row.get("rewrite"), (), False
+    if outcome.kind == "passed":
+        worst = _worst_rel(outcome)
+        facts.append(("on the model", "eager's values" + (f" (max rel err {worst:.3g})" if worst else "")))
+        if fuzz is not None:
+            fuzz_outcome = Outcome.from_dict(fuzz["outcome"])
+            kind = ON_SOME_INPUTS.get(fuzz_outcome.kind, kind)
+            shared, own = _fuzz_evidence(fuzz)
+            evidence += shared
+            facts += own
+            refuses = tuple((fuzz_outcome.detail.get("tally") or {}).get("refused") or ())
+            if kind != "passes":
+                rewrite = (fuzz.get("expected") or {}).get("rewrite")
+        elif fuzzed_here:
+            stage = STAGES.get(cell["axes"]["stage"])
+            unfuzzed = bool(stage and stage.fuzzed)
+            facts.append(("fuzz", "not fuzzed in these results: passes on the model's inputs only" if unfuzzed
+                          else f"not fuzzed: {stage.not_fuzzed}" if stage else "not fuzzed"))
+    elif outcome.kind != "skipped":
+        evidence.append(("observed", _observed(outcome)[:600]))
+        evidence.append(("why", row.get("reason") or "no expectation recorded"))
+        if rewrite:
+            evidence.append(("instead", rewrite))
+    else:
+        evidence.append(("not run", outcome.first_line or "skipped"))
+    if outcome.kind not in ("skipped", "passed"):
+        evidence.append(("provenance", _provenance(row or None)))
+    detail = outcome.detail or {}
+    if detail.get("environment_failure"):
+        evidence.append(("environment failure", detail["environment_failure"]))
+    if detail.get("remedy"):
+        evidence.append(("remedy", detail["remedy"]))
+    unexpected = bool(cell.get("verdict")) or bool(fuzz and fuzz.get("verdict"))
+    if unexpected:
+        evidence.append(("gate", "differs from its expectation: "
+                         + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v)))
+    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite)
+
+
+def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:
+    """Every cell's verdict, by cell id."""
+    fuzz = {f["id"]: f for f in doc.get("fuzz") or []}
+    return {c["id"]: of_cell(c, fuzz.get(c["id"]), bool(fuzz)) for c in doc["cells"]}

@@ -1,0 +1,259 @@
+"""The support matrix across versions: for each style and stage, on each device, the torch versions where it works.
+
+Drawn from committed results files only (one per torch version and host; the GPU's merged file included), and from
+the expectation rows that cite upstream for versions nobody measured here. Each entry says how it is known:
+measured on a GPU, measured on a CPU, or documented upstream. A cause that changes between neighbouring versions is
+named with the versions on each side ("... up to 2.13, from 2.14: ..."). The tutorial chart's claims stand beside
+the GPU measurement where the two disagree.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.version import Version
+
+from ..errors import CompatError
+from ..matrix.cells import split_cell_id
+from .outcomes import Outcome
+from .verdicts import ON_SOME_INPUTS, of_doc
+
+DEVICES = ("cuda", "cpu", "cpu_interpret")
+GPU, CPU, DOCUMENTED = "GPU", "CPU", "documented"
+STATE_MARK = {"works": "✓", "partly": "◐", "fails": "✗", "fails on some inputs": "≠"}  # in every font, emoji or not
+
+# The tutorial's chart ("user-defined Triton kernels with torch.compile", ../shared/seeds/001): one claim per
+# capability for the three ways it names, and the stages that test it (on a GPU, where the tutorial runs).
+CHART_STYLES = {"raw_jit": "Triton kernel (no torch.library wrapper)", "triton_op": "torch.library.triton_op",
+                "custom_op": "torch.library.custom_op"}
+CHART = (
+    ("Supports inference", ("eager",), {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "Yes"}),
+    ("Supports training", ("compile_backward",),
+     {"raw_jit": "In the majority of cases", "triton_op": "Yes", "custom_op": "Yes"}),
+    ("Supports torch.compile", ("compile_eager", "compile_aot_eager", "compile_inductor", "compile_dynamic"),
+     {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "Yes"}),
+    ("Supports torch.export", ("export_strict", "export_nonstrict"),
+     {"raw_jit": "In the majority of cases", "triton_op": "In the majority of cases", "custom_op": "In all cases"}),
+    ("Supports AOTInductor", ("aoti_strict", "aoti_nonstrict"), {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "No"}),
+    ("Supports FlopCounterMode", ("flop_count",), {"raw_jit": "No", "triton_op": "Yes", "custom_op": "Yes"}),
+)
+
+
+def minor(version: str) -> str:
+    v = Version(version)
+    return f"{v.major}.{v.minor}"
+
+
+@dataclass
+class Entry:
+    """One (style, stage, device) at one torch minor: how its cells ended, and how that is known."""
+    passed: int = 0
+    ran: int = 0
+    wrong: int = 0  # cells that pass on the model but whose fuzz tests found them wrong or raising (compat.evidence.verdicts)
+    causes: set = field(default_factory=set)
+    how: str = ""
+
+    @property
+    def state(self) -> str:
+        if self.passed == self.ran:
+            return "fails on some inputs" if self.wrong else "works"
+        return "partly" if self.passed else "fails"
+
+
+def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[tuple, dict[str, Entry]]:
+    """(style, stage, device) -> torch minor -> Entry, from results documents; rows citing upstream fill in
+    versions no document measured."""
+    table: dict[tuple, dict[str, Entry]] = defaultdict(dict)
+    seen: dict[tuple, str] = {}
+    for path, doc in docs:
+        env = doc["environment"]
+        version, how = minor(env["torch"]), GPU if env["gpus"] else CPU
+        if (version, how) in seen:  # two triton versions of one torch, say: each column is one run
+            raise CompatError(f"{seen[version, how]} and {path} are both torch {version} on a {how} host; give one "
+                              f"run per version and host (compare Triton versions with `python -m compat diff`)")
+        seen[version, how] = path
+        wrong = {cid for cid, v in of_doc(doc).items() if v.kind in ON_SOME_INPUTS.values()}
+        for c in doc["cells"]:
+            o = c["outcome"]
+            if o["kind"] == "skipped":
+                continue
+            a = c["axes"]
+            e = table[(a["style"], a["stage"], a["device"])].setdefault(version, Entry(how=how))
+            if e.how != how:  # both hosts ran a device's cells: its own host's measurement wins (cuda: the GPU's)
+                if how != (GPU if a["device"] == "cuda" else CPU):
+                    continue
+                table[(a["style"], a["stage"], a["device"])][version] = e = Entry(how=how)
+            e.ran += 1
+            e.passed += o["kind"] == "passed"
+            e.wrong += c["id"] in wrong
+            cause = Outcome.from_dict(o).cause
+            if cause is not None:  # numbers differ per kernel ("the Linears alone: 2424832"); the cause does not
+                e.causes.add(re.sub(r"\d+", "N", cause.fragment[:90]))
+    if expectations is not None:
+        _documented(table, expectations)
+    return table
+
+
+def _documented(table, expectations) -> None:
+    for (section, key), rows in expectations.rows.items():
+        if section != "cells":
+            continue
+        cell = split_cell_id(key, "expectations")
+        style, stage, device = cell.style, cell.stage, cell.device
+        for e in rows:
+            doc = e.row["provenance"].get("documented")
+            if not doc or not str(e.row["torch"]).startswith(">="):
+                continue
+            version = minor(str(e.row["torch"])[2:].split(",")[0] + ".0")
+            entry = table[(style, stage, device)].setdefault(version, Entry(how=DOCUMENTED))
+            if entry.how == DOCUMENTED:
+                entry.ran += 1
+                entry.passed += e.row["outcome"] == "passed"
+                if e.row.get("match"):
+                    entry.causes.add(e.row["match"].replace("\\", "")[:90])
+
+
+def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) -> str:
+    """'works on 2.9–2.12; fails from 2.13 (cause)', with each cause change named."""
+    versions = sorted(by_version, key=Version)
+    spans: list[list] = []  # [state, first, last, causes]
+    for v in versions:
+        e = by_version[v]
+        if spans and spans[-1][0] == e.state and spans[-1][3] == e.causes:
+            spans[-1][2] = v
+        else:
+            spans.append([e.state, v, v, e.causes])
+    parts = []
+    for i, (state, first, last, causes) in enumerate(spans):
+        when = (f"on {first}" if first == last else
+                f"from {first}" if i == len(spans) - 1 and last == versions[-1] and i else f"on {first}–{last}")
+        how = sorted({by_version[v].how for v in versions if Version(first) <= Version(v) <= Version(last)})
+        cause = f" ({'; '.join(sorted(causes))[:160]})" if causes and state != "works" else ""
+        parts.append(f"{state} {when}{cause} [{', '.join(how)}]")
+    return f"`{style}` · `{stage}` on {device}: " + "; ".join(parts)
+
+
+# Where the tutorial reaches a capability through a registration, the style of the matrix that makes it.
+CHART_VIA = {"Supports training": {"triton_op": "register_autograd"},
+             "Supports FlopCounterMode": {"triton_op": "triton_op_flops"}}
+
+
+def chart_rows(table) -> list[tuple[str, str, str, str]]:
+    """(capability, chart style and the matrix style measured, the chart's claim, what the GPU measured) where the
+    two disagree. A cell counts as working only when it passes and its fuzz tests found nothing wrong."""
+    out = []
+    for capability, stages, claims in CHART:
+        for way, claim in claims.items():
+            style = CHART_VIA.get(capability, {}).get(way, way)
+            entries = [e for s in stages for e in table.get((style, s, "cuda"), {}).values() if e.how == GPU]
+            if not entries:
+                continue
+            ran, wrong = sum(e.ran for e in entries), sum(e.wrong for e in entries)
+            good = sum(e.passed for e in entries) - wrong
+            measured = ("Yes" if good == ran else "No" if good == 0 else
+                        "In the majority of cases" if good * 2 > ran else "In some cases")
+            detail = f"{measured}: {good} of {ran} cells work" + (
+                f" ({wrong} more pass on the model but fail on some generated inputs)" if wrong else "")
+            if measured != claim:
+                out.append((capability, f"{CHART_STYLES[way]} (`{style}`)", claim, detail))
+    return out
+
+
+def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
+    table = collect(docs, expectations)
+    out = ["# Support across versions", "",
+           "Generated by `python -m compat versions`; do not edit by hand. From the committed results: "
+           + ", ".join(f"`{p}`" for p, _ in docs) + ".", "",
+           "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
+           "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ≠ passes on the model but the fuzz "
+           "tests found wrong values or an error on some generated inputs. The letter says how it is known: G measured on a GPU, C "
+           "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
+           "with the same device.", ""]
+    disagree = chart_rows(table)
+    if disagree:
+        out += ["## The tutorial's chart against the measurement", "",
+                "Where the chart of the tutorial *user-defined Triton kernels with torch.compile* claims otherwise "
+                "than the GPU measured (every kernel, dtype and stage of the capability).", "",
+                "| capability | way | the chart says | measured |", "|---|---|---|---|"]
+        out += [f"| {c} | {w} | {claim} | {m} |" for c, w, claim, m in disagree] + [""]
+    letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
+    for device in DEVICES:
+        keys = sorted(k for k in table if k[2] == device)
+        if not keys:
+            continue
+        versions = sorted({v for k in keys for v in table[k]}, key=Version)
+        out += [f"## {device}", "", "| style · stage | " + " | ".join(versions) + " |", "|---" * (len(versions) + 1) + "|"]
+        for key in keys:
+            row = [f"{STATE_MARK[e.state]}{letter[e.how]}" if (e := table[key].get(v)) else "" for v in versions]
+            out.append(f"| `{key[0]}` · `{key[1]}` | " + " | ".join(row) + " |")
+        out += ["", f"### {device}, in words", ""]
+        out += [f"- {sentence(*key, table[key])}" for key in keys
+                if len({(e.state, frozenset(e.causes)) for e in table[key].values()}) > 1]
+        out += ["", "(Only the styles and stages whose outcome or cause changes between versions are listed in words.)",
+                ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330}
+header{padding:16px 24px 4px} h1{font-size:22px;margin:0 0 6px} h2{font-size:18px;margin:20px 24px 8px}
+.wrap{overflow:auto;max-height:80vh;margin:0 24px;border:1px solid #cbd2dc}
+table{border-collapse:separate;border-spacing:0} th,td{border-right:1px solid #cbd2dc;border-bottom:1px solid #cbd2dc;
+padding:4px 8px;white-space:nowrap} thead th{position:sticky;top:0;background:#eef1f6;z-index:2}
+tbody th{position:sticky;left:0;background:#f7f8fb;text-align:left;font:12.5px ui-monospace,monospace;z-index:1}
+td{text-align:center;min-width:54px} .works{background:#d9f2df} .partly{background:#fbeec8} .fails{background:#f3e3c7}
+.wrong{background:#f9c8c8} .how{font-size:11px;color:#4a5568;margin-left:2px} p,ul{margin:6px 24px}
+table.chart td{text-align:left;white-space:normal;max-width:420px}
+"""
+
+
+def _code(text: str) -> str:
+    """Markdown's `code` as HTML."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
+    table = collect(docs, expectations)
+    esc = html.escape
+    cls = {"works": "works", "partly": "partly", "fails": "fails", "fails on some inputs": "wrong"}
+    letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
+    out = [f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
+           "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
+           + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs) + ". ✓ works, ◐ partly, ✗ fails, ≠ wrong values "
+           "or an error on some generated inputs (fuzz); G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
+           "counts and causes.</p></header>"]
+    disagree = chart_rows(table)
+    if disagree:
+        out += ["<h2>The tutorial's chart against the GPU measurement</h2><div class=wrap><table class=chart>"
+                "<thead><tr><th>capability</th><th>way</th><th>the chart says</th><th>measured</th></tr></thead><tbody>"]
+        out += [f"<tr><th>{esc(c)}</th><td>{_code(esc(w))}</td><td>{esc(claim)}</td><td>{esc(m)}</td></tr>"
+                for c, w, claim, m in disagree]
+        out += ["</tbody></table></div>"]
+    for device in DEVICES:
+        keys = sorted(k for k in table if k[2] == device)
+        if not keys:
+            continue
+        versions = sorted({v for k in keys for v in table[k]}, key=Version)
+        out += [f"<h2 id={device}>{device}</h2><div class=wrap><table><thead><tr><th>style · stage</th>"
+                + "".join(f"<th>{v}</th>" for v in versions) + "</tr></thead><tbody>"]
+        for key in keys:
+            cells = []
+            for v in versions:
+                e = table[key].get(v)
+                if e is None:
+                    cells.append("<td></td>")
+                    continue
+                title = f"{e.passed} of {e.ran} cells pass" + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "") \
+                    + ("; " + "; ".join(sorted(e.causes)) if e.causes else "")
+                cells.append(f'<td class={cls[e.state]} title="{esc(title)}">{STATE_MARK[e.state]}'
+                             f'<span class=how>{letter[e.how]}</span></td>')
+            out.append(f"<tr><th>{esc(key[0])} · {esc(key[1])}</th>{''.join(cells)}</tr>")
+        out += ["</tbody></table></div><ul>"]
+        out += [f"<li>{esc(sentence(*key, table[key]))}</li>" for key in keys
+                if len({(e.state, frozenset(e.causes)) for e in table[key].values()}) > 1]
+        out += ["</ul>"]
+    return "\n".join(out) + "\n"

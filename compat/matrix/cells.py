@@ -1,0 +1,179 @@
+"""A cell is one (kernel, style, stage, dtype, device); the matrix is the product of the registries."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+
+from ..errors import RegistryError
+from .contract import MISSING_FEATURE
+from .kernels import KERNELS
+from .stages import STAGES
+from .styles import STYLES
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    doc: str
+    # Environment of every child process that runs this device's cells. Triton's interpreter must be switched on
+    # before `@triton.jit` decorates anything, hence a process of its own.
+    env: tuple[tuple[str, str], ...]
+    # Kernels run in Triton's interpreter: nothing to package, since no one ships the interpreter in an AOTI package.
+    interpreted: bool = False
+    dtypes: tuple[str, ...] | None = None  # None: every dtype of the kernel
+    # Elements of the largest generated input in the fuzz tests, and the top of an exported artifact's range.
+    fuzz_elements: int = 2**20
+
+    def unavailable_reason(self) -> str | None:
+        if self.name == "cuda":
+
+            if not torch.cuda.is_available():
+                return "no CUDA device on this machine (torch.cuda.is_available() is False)"
+        return None
+
+
+DEVICES: dict[str, Device] = {
+    d.name: d
+    for d in (
+        Device("cuda", "NVIDIA GPU through CUDA; Triton compiles the kernel for it.", env=()),
+        Device("cpu", "CPU tensors, Triton as installed: only styles with a CPU kernel run here (a Triton kernel "
+                      "has no CPU backend to launch on).", env=()),
+        Device("cpu_interpret", "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
+               # float32 only: the interpreter computes in numpy, so float16 / bfloat16 there test numpy's emulation,
+               # not the kernel's dtype handling, at three times a CPU run's cost.
+               # 2**14 elements: the interpreter launches a program per block in numpy, about 3 s per 1e6 elements
+               # for the plain kernel and over a minute for host TMA.
+               env=(("TRITON_INTERPRET", "1"),), interpreted=True, dtypes=("float32",), fuzz_elements=2**14),
+    )
+}
+
+
+ANY_DTYPE = "*"  # an expectations key's dtype that stands for every dtype of its cell
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    kernel: str
+    style: str
+    stage: str
+    dtype: str
+    device: str
+
+    @property
+    def id(self) -> str:
+        return "-".join((self.kernel, self.style, self.stage, self.dtype, self.device))
+
+    def unavailable_reason(self) -> str | None:
+        """Why this machine cannot run the cell (a skip, never an expectation): no GPU, or no API the kernel needs."""
+
+        return DEVICES[self.device].unavailable_reason() or KERNELS[self.kernel].requires(self.device)
+
+    def axes(self) -> dict[str, str]:
+        return {"kernel": self.kernel, "style": self.style, "stage": self.stage, "dtype": self.dtype,
+                "device": self.device}
+
+
+def registries() -> dict[str, tuple[str, ...]]:
+    """Valid names per axis, in declaration order."""
+
+    dtypes = tuple(dict.fromkeys(d for k in KERNELS.values() for d in k.dtypes))
+    return {"kernel": tuple(KERNELS), "style": tuple(STYLES), "stage": tuple(STAGES), "dtype": dtypes,
+            "device": tuple(DEVICES)}
+
+
+def check_names(axis: str, names: Iterable[str], where: str) -> None:
+    valid = registries()[axis]
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise RegistryError(f"{where}: unknown {axis} name(s) {', '.join(map(repr, unknown))}; "
+                            f"valid {axis} names: {', '.join(valid)}")
+
+
+def why_not_applicable(cell: Cell) -> str | None:
+    """Why a combination of names is not in the matrix, or None when it is: declared beside each axis, never a
+    skip."""
+    style, stage, kernel, device = STYLES[cell.style], STAGES[cell.stage], KERNELS[cell.kernel], DEVICES[cell.device]
+    if cell.dtype not in kernel.dtypes:
+        return f"the kernel declares the dtypes {', '.join(kernel.dtypes)}"
+    if device.dtypes and cell.dtype not in device.dtypes:
+        return f"{cell.device} runs {', '.join(device.dtypes)} only"
+    if stage.dtypes and cell.dtype not in stage.dtypes:
+        return f"the stage runs {', '.join(stage.dtypes)} only (compat.matrix.stages.ONE_DTYPE says why)"
+    if stage.devices and cell.device not in stage.devices:
+        return f"the stage applies to {', '.join(stage.devices)} only"
+    if style.why_not(kernel):
+        return style.why_not(kernel)
+    if kernel.devices is not None and cell.device not in kernel.devices:
+        return f"it declares the devices {', '.join(kernel.devices)}"
+    if stage.custom_op_only and not style.custom_op:
+        return "the stage checks a torch.library op, which the style does not register"
+    if style.why_not_in(cell.stage, kernel):
+        return style.why_not_in(cell.stage, kernel)
+    if stage.needs - kernel.features():
+        return "; ".join(MISSING_FEATURE[n] for n in sorted(stage.needs - kernel.features()))
+    if cell.device == "cpu" and not style.cpu_kernel:
+        return "the style has no CPU kernel (a Triton kernel has no CPU backend to launch on)"
+    if stage.packaged and device.interpreted:
+        return "no one ships Triton's interpreter in an AOTI package"
+    return None
+
+
+def applicable(cell: Cell) -> bool:
+    """Whether the cell is in the matrix (see why_not_applicable)."""
+    return why_not_applicable(cell) is None
+
+
+def split_cell_id(key: str, where: str) -> Cell:
+    """The five axes of a cell id (or of an expectations key whose dtype is ANY_DTYPE), not yet checked against the
+    registries: the one place that knows how an id is spelled."""
+    parts = key.split("-")
+    if len(parts) != 5:
+        raise RegistryError(f"{where}: {key!r} is not a cell id of the form kernel-style-stage-dtype-device")
+    return Cell(*parts)
+
+
+def any_dtype_key(cell_id: str) -> str:
+    """The expectations key that stands for every dtype of the cell."""
+    return dataclasses.replace(split_cell_id(cell_id, "any_dtype_key"), dtype=ANY_DTYPE).id
+
+
+def parse_cell_id(cell_id: str, where: str) -> Cell:
+    cell = split_cell_id(cell_id, where)
+    for axis, name in cell.axes().items():
+        check_names(axis, [name], f"{where}: cell {cell_id!r}")
+    if not applicable(cell):
+        raise RegistryError(f"{where}: {cell_id!r} is not in the matrix: the style does not apply to the kernel, or "
+                            f"the stage, device or dtype does not apply to them (see compat/matrix/cells.py, "
+                            f"applicable)")
+    return cell
+
+
+def in_matrix(cell_id: str) -> bool:
+    """Whether an id from elsewhere (an older run's results) names a cell of the matrix as it is now."""
+    try:
+        parse_cell_id(cell_id, "")
+    except RegistryError:
+        return False
+    return True
+
+
+def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
+    """Every applicable cell, optionally restricted per axis (names already validated with `check_names`).
+
+    Stage-major, AOTI stages first: xdist hands cells out in this order, so the long export + AOTI builds of
+    different cells start on different workers at once instead of queueing behind one another's locks."""
+
+    select = select or {}
+    reg = registries()
+
+    def pick(axis):
+        return [n for n in reg[axis] if n in select.get(axis, reg[axis])]
+
+    stages = sorted(pick("stage"), key=lambda st: not STAGES[st].packaged)
+    cells = (Cell(k, s, st, dt, dev) for st in stages for k in pick("kernel") for s in pick("style")
+             for dt in pick("dtype") for dev in pick("device"))
+    return [c for c in cells if applicable(c)]

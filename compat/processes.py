@@ -1,0 +1,59 @@
+"""Stopping processes, in one place: a child's process group, everything a run started below it, and the death
+signal that takes a process with its parent. Shared by the run (the controller, the launcher) and the child side (the
+warm server). Linux: the process tree is read from /proc, the death signal set with prctl."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group `pid` leads, or the process itself if it has not made its group yet."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def parent_death_signal(sig: int) -> None:
+    """Ask Linux to send `sig` to this process when its parent dies (so nothing the run started outlives it)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+def stop_descendants(below_children: bool) -> None:
+    """SIGKILL every process below this one, or below each of its children when `below_children` (an xdist
+    controller leaves its workers to xdist and stops what they started: warm servers, children, their compilers)."""
+    if not sys.platform.startswith("linux"):
+        return
+    for _ in range(3):  # a server may fork once more before it dies
+        children: dict[int, list[int]] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        roots = children.get(os.getpid(), []) if below_children else [os.getpid()]
+        doomed, stack = [], [c for root in roots for c in children.get(root, [])]
+        while stack:
+            pid = stack.pop()
+            doomed.append(pid)
+            stack.extend(children.get(pid, []))
+        if not doomed:
+            return
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)

@@ -1,0 +1,371 @@
+"""The support matrix as one self-contained HTML page (compat.report.report.Docs is what it shows).
+
+Static, no server: the notes and the recommendation's data travel in the page as JSON, and a short script shows a
+cell's evidence in a side panel and answers the reader's choice of capabilities with compat.report.recommend's rules. The
+grid keeps its labels and headers on screen (sticky), folds dtypes that agree, and lets the reader collapse a group
+of stages into one summary column.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import Counter
+
+from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
+from ..matrix.styles import FAMILIES, STYLES
+from .recommend import INTRO, describe_missing, goals
+from .report import DTYPE, FIRST_CALL_HEAD, Docs, Entry, latency_intro, latency_tables, stage_group, style_family
+from .timings import first_point
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330}
+header,section{padding:0 24px} h1{font-size:22px;margin:16px 0 6px} h2{font-size:18px;margin:26px 0 8px}
+h3{font-size:15px;margin:14px 0 6px} .meta{color:#4a5568;margin:2px 0;max-width:1400px}
+code{font-family:ui-monospace,monospace;font-size:12px;background:rgba(0,0,0,.05);padding:0 3px}
+tr.family th{text-align:left;background:#eef2f7;font-weight:600;font-size:12px;padding:4px 6px}
+nav a{margin-right:12px}
+.wrap{overflow:auto;max-height:78vh;border:1px solid #cbd2dc;max-width:100%}
+table.grid{border-collapse:separate;border-spacing:0}
+table.grid th,table.grid td{border-right:1px solid #cbd2dc;border-bottom:1px solid #cbd2dc;padding:3px 5px;
+vertical-align:top}
+table.grid thead th{position:sticky;background:#eef1f6;font-weight:600;z-index:2;font-size:12px;text-align:left}
+table.grid tr.groups th{top:0;height:26px;box-sizing:border-box;text-align:center}
+table.grid tr.stages th{top:26px;min-width:52px;max-width:84px}
+table.grid th.corner{left:0;z-index:4}
+table.grid tbody th{position:sticky;left:0;background:#f7f8fb;z-index:1;text-align:left;white-space:nowrap;
+font:12.5px ui-monospace,monospace;font-weight:400}
+.v{display:block;width:100%;box-sizing:border-box;border:0;border-radius:2px;padding:2px 4px;margin:1px 0;
+font:600 12px system-ui,sans-serif;text-align:left;white-space:nowrap;color:#1d2330}
+button.v{cursor:pointer} button.v:hover{filter:brightness(.93)}
+.v .dt{font-weight:400;color:#4a5568;margin-right:3px}
+.v .lat{display:block;font-weight:400;font-size:10px;color:#2d3748}
+table.lat td.num{text-align:right;font-variant-numeric:tabular-nums}
+.passes{background:#d9f2df} .wrong_some{background:#ffb86b} .errors_some{background:#ffd98a}
+.wrong{background:#f49a9a} .fails{background:#f3e3c7} .crashed{background:#e8b3d9} .timed_out{background:#d6cdf5}
+.skipped{background:#eceff3;color:#5a6473;font-weight:400}
+.unexpected{outline:3px solid #d6001c;outline-offset:-3px}
+td.sum{font-size:11.5px;white-space:nowrap}
+.legend span{display:inline-block;padding:2px 8px;margin:2px 6px 2px 0;border-radius:3px;font-size:12.5px}
+.controls label{margin-right:14px;white-space:nowrap}
+fieldset{border:1px solid #cbd2dc;border-radius:4px;max-width:1100px;display:grid;
+grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:2px 12px} fieldset legend{font-weight:600}
+#answer{max-width:1100px} #answer li{margin:3px 0} .none{color:#a0001a;font-weight:600}
+table.plain{border-collapse:collapse;max-width:1400px} table.plain th,table.plain td{border:1px solid #cbd2dc;
+padding:4px 8px;vertical-align:top;text-align:left} table.plain th{background:#eef1f6}
+details.words{margin:6px 0 0} details.words li{margin:2px 0;max-width:1300px}
+aside#panel{position:fixed;right:16px;bottom:16px;width:min(560px,90vw);max-height:70vh;overflow:auto;
+background:#fff;border:1px solid #8a94a6;border-radius:6px;box-shadow:0 6px 24px rgba(0,0,0,.25);padding:10px 14px;
+z-index:10;font-size:13px}
+aside#panel dl{margin:6px 0} aside#panel dt{font-weight:600;margin-top:5px} aside#panel dd{margin:0 0 0 12px;
+overflow-wrap:anywhere} aside#panel .cells{font:12px ui-monospace,monospace;overflow-wrap:anywhere}
+#close{float:right;border:0;background:none;font-size:20px;cursor:pointer}
+"""
+
+# compat.report.recommend's rules, for the reader's own choice (the browser test checks both give one answer).
+SCRIPT = r"""
+const DATA = JSON.parse(document.getElementById('data').textContent);
+const R = DATA.recommend, CAPS = Object.fromEntries(R.capabilities.map(c => [c.key, c]));
+const MEETS = 0, UNFUZZED = 1, CONTIGUOUS_ONLY = 2, MISSES = 3;
+function needs(sel) {
+  const fixed = {}, families = [];
+  for (const k of sel) { for (const s of CAPS[k].stages) fixed[s] = k; for (const f of CAPS[k].families) families.push([f, k]); }
+  const modes = R.modes.filter(m => sel.includes('export_' + m));
+  if (sel.some(k => CAPS[k].layouts) && !Object.keys(fixed).length && !families.length)
+    fixed['eager'] = sel.find(k => CAPS[k].layouts);
+  if (!families.length) return [[null, fixed]];
+  const per = m => { const o = {}; for (const [f, k] of families) o[f + '_' + m] = k; return o; };
+  if (modes.length) return [[null, Object.assign({}, fixed, ...modes.map(per))]];
+  return R.modes.map(m => [m, Object.assign({}, fixed, {['export_' + m]: families[0][1]}, per(m))]);
+}
+function state(rec, layouts) {
+  if (!rec || !rec.ran) return MISSES;
+  if (layouts) return rec.works === rec.ran && rec.fuzzed && rec.layouts_ok === rec.fuzzed && !rec.unfuzzed ? MEETS : MISSES;
+  if (rec.works === rec.ran) return rec.unfuzzed ? UNFUZZED : MEETS;
+  return rec.contiguous === rec.ran ? CONTIGUOUS_ONLY : MISSES;
+}
+function evaluate(sel) {
+  const layouts = sel.some(k => CAPS[k].layouts), ranked = [];
+  R.styles.forEach((entry, order) => {
+    let best = null;
+    for (const [mode, needed] of needs(sel)) {
+      const missing = [];
+      let level = MEETS;
+      for (const [stage, cap] of Object.entries(needed)) {
+        const rec = entry.stages[stage], st = state(rec, layouts);
+        level = Math.max(level, st);
+        if (st === MISSES) {
+          const views = layouts && state(rec, false) !== MISSES;
+          missing.push({stage, capability: views ? 'strided' : cap, ran: rec ? rec.ran : 0, works: rec ? rec.works : 0,
+                        rewrite: rec && !views ? rec.rewrite : '', failing: rec && !views ? rec.failing : [], views});
+        }
+      }
+      if (missing.length) level = MISSES;
+      const key = [level, missing.length];
+      if (!best || key[0] < best.key[0] || (key[0] === best.key[0] && key[1] < best.key[1])) best = {key, mode, missing};
+    }
+    const breadth = Object.values(entry.stages).filter(r => state(r, false) <= UNFUZZED).length;
+    ranked.push({sort: [best.key[0], best.key[1], -breadth, order], style: entry.style, level: best.key[0],
+                 mode: best.mode, missing: best.missing, kernels: entry.kernels});
+  });
+  ranked.sort((a, b) => { for (let i = 0; i < 4; i++) if (a.sort[i] !== b.sort[i]) return a.sort[i] - b.sort[i]; return 0; });
+  return ranked;
+}
+function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+function missingText(a) {
+  return a.missing.map(m => m.stage + ' ' + (m.views ? 'refuses non-contiguous inputs, or was not fuzzed' :
+    !m.ran ? 'not measured' : `works in ${m.works} of ${m.ran} cells (not for ${m.failing.join(', ')})`) +
+    (m.rewrite ? '; instead: ' + m.rewrite : '')).join('; ');
+}
+function answer() {
+  const sel = [...document.querySelectorAll('#choose input:checked')].map(i => i.value), out = document.getElementById('answer');
+  out.replaceChildren();
+  if (!sel.length) { out.append(el('p', 'Tick what you need.')); return; }
+  const all = evaluate(sel), groups = [[MEETS, 'Does all of it, best first'],
+    [UNFUZZED, "Does it on the model's inputs; some of its cells not fuzzed yet"],
+    [CONTIGUOUS_ONLY, 'Does it for contiguous inputs only (the fuzz tests found wrong values on views)']];
+  for (const [level, title] of groups) {
+    const these = all.filter(a => a.level === level);
+    out.append(el('h3', `${title}: ${these.length}`));
+    if (!these.length) { out.append(el('p', 'none', 'none')); continue; }
+    const ul = el('ul'); ul.className = 'level' + level;
+    for (const a of these) { const li = el('li'); li.dataset.style = a.style; li.append(el('code', a.style));
+      li.append(` ${a.mode ? 'through ' + a.mode + ' export; ' : ''}measured on ${a.kernels.join(', ')}`); ul.append(li); }
+    out.append(ul);
+  }
+  const close = all.filter(a => a.level === MISSES).slice(0, 5);
+  out.append(el('h3', 'Closest otherwise: what each misses, and what to do instead'));
+  const ul = el('ul'); ul.className = 'level' + MISSES;
+  for (const a of close) { const li = el('li'); li.dataset.style = a.style; li.append(el('code', a.style)); li.append(': ' + missingText(a)); ul.append(li); }
+  out.append(ul);
+}
+document.querySelectorAll('#choose input').forEach(i => i.addEventListener('change', answer));
+answer();
+function show(button) {
+  const note = DATA.notes[+button.dataset.n - 1], body = document.getElementById('panel-body');
+  body.replaceChildren(el('h3', `[${button.dataset.n}] ${note.title}`));
+  const pairs = (dl, list) => { for (const [what, text] of list) { dl.append(el('dt', what)); dl.append(el('dd', text)); } };
+  // The clicked cells first: the button's title names them.
+  const clicked = new Set(button.title.replace(/^\d+ cells: /, '').split(', '));
+  for (const block of note.blocks) {
+    const dl = el('dl');
+    pairs(dl, block.evidence);
+    body.append(dl);
+    const cells = [...block.cells].sort((a, b) => clicked.has(b.id) - clicked.has(a.id));
+    for (const cell of cells) {
+      const d = el('details', undefined, 'cell'); d.open = clicked.has(cell.id);
+      d.append(el('summary', cell.id, 'cells')); const facts = el('dl'); pairs(facts, cell.facts); d.append(facts);
+      body.append(d);
+    }
+  }
+  document.getElementById('panel').hidden = false;
+}
+document.addEventListener('click', ev => { const b = ev.target.closest('[data-n]'); if (b) show(b); });
+document.getElementById('close').addEventListener('click', () => { document.getElementById('panel').hidden = true; });
+document.querySelectorAll('.controls input').forEach(i => i.addEventListener('change', () =>
+  document.body.classList.toggle('hide-' + i.value, !i.checked)));
+"""
+
+
+def _esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _slug(group: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
+
+
+def _stage_label(stage: str) -> str:
+    return _esc(stage).replace("_", "_<wbr>")
+
+
+def _entry(docs: Docs, e: Entry) -> str:
+    cls = f"v {e.kind}" + (" unexpected" if e.unexpected else "")
+    dtypes = f'<span class="dt">{_esc("/".join(DTYPE.get(d, d) for d in e.dtypes))}</span>' if e.dtypes else ""
+    label = ("! " if e.unexpected else "") + e.label
+    title = _esc(e.verdicts[0].id if len(e.verdicts) == 1 else f"{len(e.verdicts)} cells: "
+                 + ", ".join(v.id for v in e.verdicts))
+    timed = [(v.id, docs.latency[v.id]) for v in e.verdicts if v.id in docs.latency]
+    lat = ""
+    if timed:  # the steady state of one dtype (float32 where it is there), the rest in the title
+        _, shown = next(((i, t) for i, t in timed if "-float32-" in i), timed[0])
+        point, us = first_point(shown)
+        lat = f'<small class="lat">{us:.0f} µs</small>'
+        title += _esc("".join(f"\n{i}: first call {t['first_call_ms']:,.0f} ms; steady " + ", ".join(
+            f"{p} {u:.0f} µs" for p, u in t["steady_us"].items()) for i, t in timed))
+    key = docs.note_key(e)
+    if key in docs.notes:
+        return (f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}{lat}'
+                f'</button>')
+    return f'<span class="{cls}" title="{title}">{dtypes}{_esc(label)}{lat}</span>'
+
+
+def _latency(docs: Docs) -> list[str]:
+    intro = latency_intro(docs)
+    if intro is None:
+        return []
+    first, tables = latency_tables(docs)
+    out = ['<section id="latency"><h2>Latency on CUDA</h2>', f'<p class="meta">{_esc(intro)} In the matrix, a '
+           "passing cell of a timed stage shows its steady state at the smallest check point; hover for the rest.</p>"]
+    if first:
+        out += ["<h3>First call: the AOTI package against torch.compile (write-up 002's comparison)</h3>",
+                '<table class="plain lat"><thead><tr><th>kernel</th><th>style</th>'
+                + "".join(f"<th>{_esc(h)}</th>" for h in FIRST_CALL_HEAD) + "</tr></thead><tbody>"]
+        out += [f"<tr><td><code>{_esc(k)}</code></td><td><code>{_esc(st)}</code></td>"
+                + "".join(f'<td class="num">{_esc(v)}</td>' for v in values) + "</tr>" for k, st, values in first]
+        out.append("</tbody></table>")
+    for kernel, t in tables:
+        out += [f"<h3>Steady state of <code>{_esc(kernel)}</code>, µs at {_esc(t.point)} (median / best)</h3>",
+                '<table class="plain lat"><thead><tr><th>style</th>'
+                + "".join(f"<th>{_stage_label(c)}</th>" for c in t.columns) + "</tr></thead><tbody>"]
+        out += [f"<tr><td><code>{_esc(style)}</code></td>" + "".join(f'<td class="num">{_esc(v)}</td>' for v in values)
+                + "</tr>" for style, values in t.rows]
+        out.append("</tbody></table>")
+    return out + ["</section>"]
+
+
+def _summary(docs: Docs, row, group: str) -> str:
+    """A collapsed group's cell: how many of its entries have each verdict, coloured by the worst."""
+    counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s)
+                     for _ in e.verdicts)
+    if not counts:
+        return f'<td class="sum gc-{_slug(group)}"></td>'
+    worst = max(counts, key=list(VERDICTS).index)
+    text = " · ".join(f"{n} {VERDICTS[k][0]}" for k, n in sorted(counts.items(), key=lambda kv: list(VERDICTS).index(
+        kv[0])))
+    return f'<td class="sum {worst} gc-{_slug(group)}">{_esc(text)}</td>'
+
+
+def _grid(docs: Docs, kernel: str) -> list[str]:
+    rows = [r for r in docs.rows if r.kernel == kernel]
+    spans = Counter(stage_group(s) for s in docs.stages)
+    head1 = ['<th class="corner" rowspan="2">style · device</th>']
+    for g in docs.groups:
+        head1.append(f'<th class="g-{_slug(g)}" colspan="{spans[g]}">{_esc(g)}</th>'
+                     f'<th class="gc-{_slug(g)}" rowspan="2">{_esc(g)}</th>')
+    head2 = [f'<th class="g-{_slug(stage_group(s))}">{_stage_label(s)}</th>' for s in docs.stages]
+    out = [f'<div class="wrap"><table class="grid" data-kernel="{_esc(kernel)}"><thead>'
+           f'<tr class="groups">{"".join(head1)}</tr><tr class="stages">{"".join(head2)}</tr></thead><tbody>']
+    width = 1 + len(docs.stages) + len(docs.groups)
+    family = None
+    for r in rows:
+        if style_family(r.style) != family:
+            family = style_family(r.style)
+            out.append(f'<tr class="family"><th class="row" colspan="{width}">{_esc(family)}</th></tr>')
+        cells = []
+        for g in docs.groups:
+            for s in (s for s in docs.stages if stage_group(s) == g):
+                entries = r.entries(s)
+                cells.append(f'<td class="g-{_slug(g)}">' + "".join(_entry(docs, e) for e in entries) + "</td>")
+            cells.append(_summary(docs, r, g))
+        out.append(f'<tr><th class="row">{_esc(r.label)}</th>{"".join(cells)}</tr>')
+    out.append("</tbody></table></div>")
+    words = []
+    for r in rows:
+        said = [(g, r.sentence(g, docs.stages)) for g in docs.groups]
+        said = [f"<b>{_esc(g)}</b>: {_esc(t)}" for g, t in said if t]
+        words.append(f"<li><code>{_esc(r.style)}</code> on {_esc(r.device)}: " + (" ".join(said) or "not run here.")
+                     + "</li>")
+    out.append(f'<details class="words"><summary>In words</summary><ul>{"".join(words)}</ul></details>')
+    return out
+
+
+def _code(text: str) -> str:
+    """Escaped, with Markdown's `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _esc(text))
+
+
+def _style_lines(docs: Docs) -> list[str]:
+    out, family = [f"<h3>Styles by family, on {_esc(docs.recommend['device'])}</h3>"], None
+    for line in docs.style_lines():
+        if line.family != family:
+            out += (["</ul>"] if family else []) + [f'<h4>{_esc(line.family)}</h4><p class="meta">'
+                                                    f"{_esc(FAMILIES.get(line.family, ''))}</p><ul class=\"styles\">"]
+            family = line.family
+        doc = STYLES[line.style].doc if line.style in STYLES else ""
+        out.append(f"<li><code>{_esc(line.style)}</code>: {_code(doc)} {_esc(line.text())}</li>")
+    return out + (["</ul>"] if family else [])
+
+
+def _goals_table(docs: Docs) -> list[str]:
+    def names(answers):
+        return ", ".join(f"<code>{_esc(a.style)}</code>" + (f" ({_esc(a.mode)} export)" if a.mode else "")
+                         for a in answers)
+
+    out = ['<table class="plain goals"><thead><tr><th>goal</th><th>does all of it</th><th>on the model\'s inputs, '
+           "not fuzzed yet</th><th>for contiguous inputs only</th><th>closest otherwise: what it misses</th></tr>"
+           "</thead><tbody>"]
+    for question, full, unfuzzed, contiguous, close in goals(docs.recommend):
+        near = "<br>".join(f"<code>{_esc(a.style)}</code>: {_esc(describe_missing(a).replace('`', ''))}"
+                           for a in close)
+        out.append(f"<tr><td>{_esc(question)}</td><td>{names(full) or '<b>none</b>'}</td>"
+                   f"<td>{names(unfuzzed) or '—'}</td><td>{names(contiguous) or '—'}</td><td>{near or '—'}</td></tr>")
+    return out + ["</tbody></table>"]
+
+
+def _notes(docs: Docs) -> list[dict]:
+    out = []
+    for key in docs.notes:
+        blocks = docs.note_blocks(key)
+        kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
+        title = ("differs from its expectation: " if unexpected else "") + VERDICTS[kind][1] + (
+            f"; refuses {', '.join(refuses)}" if refuses else "") + ("; not fuzzed in these results" if unfuzzed
+                                                                     else "")
+        out.append({"title": title, "kind": kind,
+                    "blocks": [{"cells": [{"id": v.id, "facts": [list(f) for f in v.facts]} for v in cells],
+                                "evidence": [list(p) for p in evidence]} for cells, (*_, evidence) in blocks]})
+    return out
+
+
+def html_page(doc: dict, source: str) -> str:
+    docs = Docs(doc)
+    legend = "".join(f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>'
+                     for k, (label, words) in VERDICTS.items())
+    legend += (f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
+               f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
+               "these results</span>"
+               '<span class="passes unexpected">differs from its expectation (the gate failed)</span>')
+    caps = "".join(f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
+                   for c in docs.recommend["capabilities"])
+    groups = "".join(f'<label><input type="checkbox" value="{_slug(g)}" checked> {_esc(g)}</label>'
+                     for g in docs.groups)
+    hide = "".join(f".gc-{_slug(g)}{{display:none}} body.hide-{_slug(g)} .g-{_slug(g)}{{display:none}} "
+                   f"body.hide-{_slug(g)} .gc-{_slug(g)}{{display:table-cell}}" for g in docs.groups)
+    data = json.dumps({"notes": _notes(docs), "recommend": docs.recommend}, separators=(",", ":"))
+    data = data.replace("<", "\\u003c")  # no markup inside the script element: nothing can end it early
+    fuzz = docs.fuzz_line()
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           "<title>Triton kernel wrapping styles: support matrix</title>", f"<style>{CSS}{hide}</style></head><body>",
+           "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>",
+           f'<p class="meta"><b>Ran on</b> {_esc(docs.matrix.header())}</p>',
+           f'<p class="meta"><b>Totals</b> {_esc(docs.matrix.totals())}</p>',
+           *([f'<p class="meta"><b>Generated inputs</b> {_esc(fuzz)}</p>'] if fuzz else []),
+           f'<p class="meta">Generated by <code>python -m compat report {_esc(source)}</code>. Click a coloured cell '
+           "for what was observed, why, what to do instead, and provenance; a generated input that gave wrong "
+           "values comes with its falsifying example and the command that reruns it.</p>",
+           "<nav>" + '<a href="#which">Which style should I use?</a>'
+           + ('<a href="#latency">Latency</a>' if docs.latency else "")
+           + "".join(f'<a href="#kernel-{_esc(k)}">{_esc(k)}</a>' for k in docs.kernels) + "</nav></header>",
+           f'<section id="which"><h2>Which style should I use?</h2><p class="meta">Tick what you need; on '
+           f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
+           f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
+           "<h3>Common goals</h3>", *_goals_table(docs), *_style_lines(docs)]
+    chart = docs.chart()
+    if chart:
+        out += ["<h3>What the tutorial's chart claims, where this run measured otherwise</h3>",
+                '<table class="plain chart"><thead><tr><th>capability</th><th>way</th><th>the chart says</th>'
+                "<th>measured</th></tr></thead><tbody>"]
+        out += [f"<tr><td>{_esc(c)}</td><td>{_esc(w).replace('`', '')}</td><td>{_esc(claim)}</td><td>{_esc(m)}</td>"
+                f"</tr>" for c, w, claim, m in chart]
+        out.append("</tbody></table>")
+    out += ["</section>", *_latency(docs), f'<section><h2>The matrix</h2><p class="legend">{legend}</p>',
+            f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p></section>']
+    for kernel in docs.kernels:
+        out += [f'<section><h2 id="kernel-{_esc(kernel)}">Kernel <code>{_esc(kernel)}</code></h2>', *_grid(docs, kernel),
+                "</section>"]
+    out += ['<aside id="panel" hidden><button id="close" title="close">×</button><div id="panel-body"></div></aside>',
+            f'<script type="application/json" id="data">{data}</script>', f"<script>{SCRIPT}</script>",
+            "</body></html>"]
+    return "\n".join(out) + "\n"

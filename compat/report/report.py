@@ -1,0 +1,420 @@
+"""The support matrix as the documentation shows it: a view of a results file per kernel, style and device, its
+Markdown (the HTML page is compat.report.page), and the run's header lines the terminal summary shares.
+
+`Matrix` is the run as measured: one row per style, device and dtype, one column per stage (the terminal grid).
+`Folded` is what a reader sees: one row per style and device, the stages in their groups (compat.matrix.stages.DOC_GROUPS),
+the dtypes folded into one entry where their verdicts agree (compat.evidence.verdicts: the fuzz evidence included).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS, Verdict, of_doc
+from ..evidence.versions import chart_rows, collect
+from ..matrix.cells import registries
+from ..matrix.stages import DOC_GROUPS, STAGES
+from ..matrix.styles import FAMILIES, STYLES
+from . import timings
+from .recommend import markdown as recommend_markdown
+from .recommend import table as recommend_table
+
+KIND_LABEL = {"passed": "passes", "failed": "fails", "mismatch": "mismatch", "crashed": "crashed",
+              "timed_out": "timed out", "skipped": "skipped"}
+VERDICT_ICON = {"passes": "✅", "wrong_some": "⚠️≠", "errors_some": "⚠️❌", "wrong": "≠", "fails": "❌",
+                "crashed": "💥", "timed_out": "⏱", "skipped": "⏭"}
+UNEXPECTED = "❗"
+DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+# How a sentence says each verdict.
+WORDS = {"passes": "works", "wrong_some": "gives wrong values on some generated inputs",
+         "errors_some": "raises on some generated inputs", "wrong": "gives wrong values", "fails": "fails",
+         "crashed": "crashes", "timed_out": "hangs"}
+
+
+@dataclass
+class CellView:
+    """What the terminal summary needs of a cell."""
+    id: str
+    kind: str
+    unexpected: bool
+    expected: bool  # an expectation row applied to this run, or a baseline (compat.evidence.baseline)
+    remedy: str | None
+    environment: str | None  # set when the AOTI canary fails too: the environment, not the style, is at fault
+
+    @classmethod
+    def of(cls, cell: dict[str, Any]) -> "CellView":
+        o = cell["outcome"]
+        # A cell without rows that its run compared against a baseline counts as expected, or not, by that.
+        expected = bool(cell.get("expected") or cell.get("against_baseline"))
+        return cls(cell["id"], o["kind"], bool(cell.get("verdict")), expected, o["detail"].get("remedy"),
+                   o["detail"].get("environment_failure"))
+
+
+@dataclass
+class Row:
+    kernel: str
+    style: str
+    device: str
+    dtype: str
+    cells: dict[str, CellView] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.style} · {self.device} · {self.dtype}"
+
+
+class Matrix:
+    def __init__(self, doc: dict[str, Any]):
+        self.doc = doc
+        order = registries()
+        present = {s for c in doc["cells"] for s in [c["axes"]["stage"]]}
+        self.stages = [s for s in order["stage"] if s in present] + sorted(present - set(order["stage"]))
+        rows: dict[tuple, Row] = {}
+        for cell in doc["cells"]:
+            a = cell["axes"]
+            key = (a["kernel"], a["style"], a["device"], a["dtype"])
+            rows.setdefault(key, Row(*key)).cells[a["stage"]] = CellView.of(cell)
+        rank = {axis: {n: i for i, n in enumerate(names)} for axis, names in order.items()}
+        self.rows = sorted(rows.values(), key=lambda r: (rank["kernel"].get(r.kernel, 99), r.kernel,
+                                                         rank["style"].get(r.style, 99), r.style,
+                                                         rank["device"].get(r.device, 99), r.dtype))
+        self.kernels = list(dict.fromkeys(r.kernel for r in self.rows))
+
+    def header(self) -> str:
+        env = self.doc["environment"]
+        gpus = Counter(f"{g['name']} (sm {g['capability']})" for g in env["gpus"])
+        gpu = ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items()) or "no GPU"
+        text = (f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, {gpu}, driver {env['driver']}, "
+                f"Python {env['python']}, run {env['date']}")
+        merged = [m for m in self.doc["options"].get("merged_from") or [] if m["cells"] or m.get("fuzz")]
+        if merged:  # the runs that contributed what is shown
+            runs = "; ".join(f"{m['machine']} at {m['date'][:16]} ({m['cells']} cells"
+                             + (f", {m['fuzz']} fuzz tests" if m.get("fuzz") else "") + ")" for m in merged)
+            text += (f" — merged from {len(merged)} runs ({runs}), verdicts recomputed against "
+                     f"{self.doc['options']['regraded_against']}")
+        return text
+
+    def totals(self) -> str:
+        s = self.doc["summary"]
+        counts = ", ".join(f"{n} {k}" for k, n in s["by_outcome"].items() if n)
+        text = (f"{s['cells']} cells: {counts}; {s['unexpected']} differ from expectations; {s['exports']} exports "
+                f"and {s['aoti_compiles']} AOTI compiles in {s['wall_seconds']} s")
+        if s.get("environment_failures"):
+            text += f"; {s['environment_failures']} environment failures"
+        if len(s.get("cells_per_gpu") or {}) > 1:
+            text += "; CUDA cells per GPU: " + ", ".join(f"GPU {g}: {n}" for g, n in s["cells_per_gpu"].items())
+        return text
+
+
+def fuzz_headline(doc: dict[str, Any]) -> str:
+    s = doc["summary"]["fuzz"]
+    counts = ", ".join(f"{n} {KIND_LABEL[k]}" for k, n in s["by_outcome"].items() if n)
+    return (f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
+            f"generated examples; {counts}; {s['unexpected']} unexpected")
+
+
+
+
+def stage_group(stage: str) -> str:
+    return STAGES[stage].group if stage in STAGES else "other"
+
+
+def style_family(style: str) -> str:
+    return STYLES[style].family if style in STYLES else "other"  # a style an older results file still names
+
+
+def _family_order(style: str) -> tuple[int, int]:
+    families, styles = list(FAMILIES), list(STYLES)
+    family = style_family(style)
+    return (families.index(family) if family in families else len(families),
+            styles.index(style) if style in styles else len(styles))
+
+
+@dataclass
+class StyleLine:
+    """One style over every kernel it ran on one device: where it works, where only for some kernels (named), where
+    it fails, and the rewrite its failures name most."""
+    style: str
+    family: str
+    works: list[str]
+    partly: list[tuple[str, list[str]]]  # (stage, the kernels where it does not work)
+    fails: list[str]
+    instead: str | None
+
+    def text(self) -> str:
+        parts = []
+        if self.works:
+            parts.append(f"works in {', '.join(self.works)}")
+        if self.partly:
+            parts.append("works except for some kernels in " + "; ".join(
+                f"{stage} (not {', '.join(kernels)})" for stage, kernels in self.partly))
+        if self.fails:
+            parts.append(f"does not work in {', '.join(self.fails)}")
+        text = "; ".join(parts) + "."
+        return text + (f" Instead: {self.instead}." if self.instead and (self.fails or self.partly) else "")
+
+
+@dataclass
+class Entry:
+    """What one grid cell shows: a verdict shared by the dtypes named (None: every dtype of the row)."""
+    dtypes: tuple[str, ...] | None
+    verdicts: list[Verdict]
+
+    @property
+    def kind(self) -> str:
+        return self.verdicts[0].kind
+
+    @property
+    def label(self) -> str:
+        return self.verdicts[0].label
+
+    @property
+    def unexpected(self) -> bool:
+        return any(v.unexpected for v in self.verdicts)
+
+
+@dataclass
+class Folded:
+    kernel: str
+    style: str
+    device: str
+    cells: dict[str, list[tuple[str, Verdict]]] = field(default_factory=dict)  # stage -> (dtype, verdict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.style} · {self.device}"
+
+    def entries(self, stage: str) -> list[Entry]:
+        """One entry when the dtypes agree on the verdict, else one per verdict, naming its dtypes."""
+        by: dict[tuple, list[tuple[str, Verdict]]] = {}
+        for dtype, v in self.cells.get(stage, []):
+            by.setdefault((v.label, v.unexpected), []).append((dtype, v))
+        if len(by) == 1:
+            return [Entry(None, [v for _, v in next(iter(by.values()))])]
+        return [Entry(tuple(d for d, _ in group), [v for _, v in group]) for group in by.values()]
+
+    def sentence(self, group: str, stages: list[str]) -> str | None:
+        """Where the style works in one group of stages, in words, naming a dtype only where the dtypes differ."""
+        ran = [s for s in stages if stage_group(s) == group and s in self.cells
+               and any(v.kind != "skipped" for _, v in self.cells[s])]
+        if not ran:
+            return None
+        said: dict[str, list[str]] = {}
+        rewrites: list[str] = []
+        for stage in ran:
+            entries = [e for e in self.entries(stage) if e.kind != "skipped"]
+            for e in entries:
+                where = stage if e.dtypes is None or len(entries) == 1 and len(e.dtypes) == len(self.cells[stage]) \
+                    else f"{stage} ({', '.join(e.dtypes)})"
+                said.setdefault(e.kind, []).append(where)
+                rewrites += [v.rewrite for v in e.verdicts if v.rewrite and not v.works]
+        if list(said) == ["passes"]:
+            return f"works in every {group} stage run ({', '.join(ran)})."
+        parts = [f"{WORDS[kind]} in {', '.join(where)}" for kind, where in sorted(
+            said.items(), key=lambda kv: list(VERDICTS).index(kv[0]))]
+        text = "; ".join(parts) + "."
+        rewrites = list(dict.fromkeys(rewrites))
+        if rewrites:
+            text += " Instead: " + "; or ".join(rewrites[:3]) + "."
+        return text
+
+
+class Docs:
+    """Everything the pages show of one results file: folded rows, notes, the recommendation's data."""
+
+    def __init__(self, doc: dict[str, Any]):
+        self.doc, self.matrix = doc, Matrix(doc)
+        self.verdicts = of_doc(doc)
+        self.stages = sorted(self.matrix.stages, key=lambda s: list(DOC_GROUPS).index(stage_group(s))
+                             if stage_group(s) in DOC_GROUPS else len(DOC_GROUPS))
+        self.groups = list(dict.fromkeys(stage_group(s) for s in self.stages))
+        rows: dict[tuple, Folded] = {}
+        for r in self.matrix.rows:
+            folded = rows.setdefault((r.kernel, r.style, r.device), Folded(r.kernel, r.style, r.device))
+            for stage, c in r.cells.items():
+                folded.cells.setdefault(stage, []).append((r.dtype, self.verdicts[c.id]))
+        self.rows = sorted(rows.values(), key=lambda r: _family_order(r.style))  # stable: kernels keep their order
+        self.kernels = self.matrix.kernels
+        self.latency = {c["id"]: lat for c in doc["cells"] for lat in [timings.of(c)] if lat}
+        self.recommend = recommend_table(doc, self.verdicts)
+        # One note per distinct body of evidence, numbered in table order: an entry's note lists each dtype's
+        # evidence, once per distinct body.
+        self.notes: dict[tuple, int] = {}
+        self._blocks: dict[tuple, dict] | None = None
+        for row in self.rows:
+            for stage in self.stages:
+                for e in row.entries(stage):
+                    if e.kind != "passes" or e.unexpected or any(v.refuses or v.unfuzzed for v in e.verdicts):
+                        self.notes.setdefault(self.note_key(e), len(self.notes) + 1)
+
+    @staticmethod
+    def note_key(e: Entry) -> tuple:
+        return tuple(dict.fromkeys(v.note for v in e.verdicts))
+
+    def note_blocks(self, key: tuple) -> list[tuple[list[Verdict], tuple]]:
+        """A note's evidence blocks, each with the cells it speaks for (whose own facts go with them)."""
+        if self._blocks is None:
+            self._blocks = {}
+            for row in self.rows:
+                for stage in self.stages:
+                    for e in row.entries(stage):
+                        blocks = self._blocks.setdefault(self.note_key(e), {})
+                        for v in e.verdicts:
+                            blocks.setdefault(v.note, []).append(v)
+        return [(cells, note) for note, cells in self._blocks[key].items()]
+
+    def style_lines(self) -> list[StyleLine]:
+        """Per style, on the device the recommendation answers for: its stages summed over kernels and dtypes."""
+        device = self.recommend["device"]
+        lines = []
+        for style in sorted({r.style for r in self.rows if r.device == device}, key=_family_order):
+            rows = [r for r in self.rows if r.style == style and r.device == device]
+            works, partly, fails, rewrites = [], [], [], Counter()
+            for stage in self.stages:
+                ran = [(r.kernel, v) for r in rows for _, v in r.cells.get(stage, []) if v.kind != "skipped"]
+                if not ran:
+                    continue
+                bad = sorted({k for k, v in ran if not v.works})
+                rewrites.update(v.rewrite for _, v in ran if not v.works and v.rewrite)
+                if not bad:
+                    works.append(stage)
+                elif len(bad) < len({k for k, _ in ran}):
+                    partly.append((stage, bad))
+                else:
+                    fails.append(stage)
+            lines.append(StyleLine(style, style_family(style), works, partly, fails,
+                                   rewrites.most_common(1)[0][0] if rewrites else None))
+        return lines
+
+    def fuzz_line(self) -> str | None:
+        return fuzz_headline(self.doc) if self.doc.get("fuzz") else None
+
+    def chart(self) -> list[tuple[str, str, str, str]]:
+        """The tutorial chart's claims where this run's GPU measurement disagrees (compat.evidence.versions)."""
+
+        return chart_rows(collect([("this run", self.doc)])) if self.doc["environment"]["gpus"] else []
+
+
+# ---- Markdown ---------------------------------------------------------------------------------------------------
+
+LATENCY_INTRO = ("Beside the verdicts, never a gate: what a passing cell cost on CUDA (float32). First call: from the "
+                 "start of the load or compile to the first output, in a process that had imported torch already; "
+                 "two runs of the same cells agreed within 1.75x. Steady state: the median / the best of {reps} calls "
+                 "after {warmup}, timed with CUDA events, in µs. It is measured while the run's other cells compile "
+                 "and run on the same GPU, and two runs of the same cells differed by up to 98x (median) and 32x "
+                 "(best): read a steady-state difference only where it is large and holds across kernels.")
+FIRST_CALL_HEAD = ("torch.compile (Inductor), ms", "AOTI package from Python, ms", "AOTI package from C++, ms")
+
+
+def latency_tables(docs: "Docs") -> tuple[list[tuple[str, str, list[str]]], list[tuple[str, timings.Table]]]:
+    """The first-call comparison and the steady-state table of each kernel, in the documentation's order."""
+    styles = list(dict.fromkeys(r.style for r in docs.rows))
+    tables = [(k, t) for k in docs.kernels for t in [timings.steady_table(docs.doc, k, styles)] if t]
+    return timings.first_call_rows(docs.doc, docs.kernels, styles), tables
+
+
+def latency_intro(docs: "Docs") -> str | None:
+    first = next((lat for c in docs.doc["cells"] for lat in [timings.of(c)] if lat), None)
+    return LATENCY_INTRO.format(reps=first["reps"], warmup=first["warmup"]) if first else None
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_entry(docs: Docs, e: Entry) -> str:
+    key = docs.note_key(e)
+    note = f" [{docs.notes[key]}](#note-{docs.notes[key]})" if key in docs.notes else ""
+    v = e.verdicts[0]
+    icon = (UNEXPECTED if e.unexpected else "") + VERDICT_ICON[e.kind] + (REFUSES_MARK if v.refuses else "") + (
+        UNFUZZED_MARK if v.unfuzzed else "")
+    dtypes = f"{'/'.join(DTYPE.get(d, d) for d in e.dtypes)} " if e.dtypes else ""
+    return f"{dtypes}{icon}{note}"
+
+
+def _latency_markdown(docs: "Docs") -> list[str]:
+    intro = latency_intro(docs)
+    if intro is None:
+        return []
+    first, tables = latency_tables(docs)
+    out = ["## Latency on CUDA", "", intro, ""]
+    if first:
+        out += ["### First call: the AOTI package against torch.compile (write-up 002's comparison)", "",
+                "| kernel | style | " + " | ".join(FIRST_CALL_HEAD) + " |", "|---|---|---:|---:|---:|"]
+        out += [f"| `{k}` | `{s}` | " + " | ".join(v) + " |" for k, s, v in first] + [""]
+    for kernel, t in tables:
+        out += [f"### Steady state of `{kernel}`, µs at {t.point} (median / best)", "",
+                "| style | " + " | ".join(f"`{c}`" for c in t.columns) + " |", "|---" + "|---:" * len(t.columns) + "|"]
+        out += [f"| `{style}` | " + " | ".join(values) + " |" for style, values in t.rows] + [""]
+    return out
+
+
+def markdown(doc: dict[str, Any], source: str) -> str:
+    docs = Docs(doc)
+    legend = ", ".join(f"{VERDICT_ICON[k]} {words.split(':')[0]}" for k, (_, words) in VERDICTS.items())
+    out = ["# Support matrix", "",
+           f"Generated by `python -m compat report {source}`; do not edit by hand.", "",
+           f"**Ran on:** {docs.matrix.header()}.  ", f"**Totals:** {docs.matrix.totals()}.  "]
+    if docs.fuzz_line():
+        out.append(f"**Generated inputs:** {docs.fuzz_line()}.")
+    out += ["", f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
+                f"{UNFUZZED_MARK} passes on the model's inputs, its fuzz test has not run in these results; {UNEXPECTED} "
+                "differs from its expectation (the gate failed). A cell shows one verdict for every dtype where they "
+                "agree, and one per dtype where they differ. The numbered notes say what was observed, why, what to "
+                "do instead, and where it was measured or documented.", ""]
+    out += recommend_markdown(docs.recommend)
+    chart = docs.chart()
+    if chart:
+        out += ["### What the tutorial's chart claims, where this run measured otherwise", "",
+                "| capability | way | the chart says | measured |", "|---|---|---|---|"]
+        out += [f"| {c} | {w} | {claim} | {m} |" for c, w, claim, m in chart] + [""]
+    out += [f"## Styles by family, on {docs.recommend['device']}", "",
+            "Each style over every kernel it applies to; a stage where it works for some kernels only names the "
+            "others.", ""]
+    family = None
+    for line in docs.style_lines():
+        if line.family != family:
+            family = line.family
+            out += ["", f"### {family}", "", f"_{FAMILIES.get(family, 'styles of older results')}._", ""]
+        doc = STYLES[line.style].doc if line.style in STYLES else ""
+        out.append(f"- `{line.style}`: {_md(doc)} {_md(line.text())}")
+    out.append("")
+    out += _latency_markdown(docs)
+    for kernel in docs.kernels:
+        rows = [r for r in docs.rows if r.kernel == kernel]
+        out += [f"## `{kernel}`", "", "| style · device | " + " | ".join(
+            f"{stage_group(s)}: `{s}`" for s in docs.stages) + " |", "|---" * (len(docs.stages) + 1) + "|"]
+        family = None
+        for r in rows:
+            if style_family(r.style) != family:
+                family = style_family(r.style)
+                out.append(f"| **{family}** |" + " |" * len(docs.stages))
+            cells = ["<br>".join(_md_entry(docs, e) for e in r.entries(s)) for s in docs.stages]
+            out.append(f"| `{r.style}` · {r.device} | " + " | ".join(cells) + " |")
+        out += ["", "In words:", ""]
+        for r in rows:
+            said = [(g, r.sentence(g, docs.stages)) for g in docs.groups]
+            said = [(g, t) for g, t in said if t]
+            if said:
+                out.append(f"- `{r.style}` on {r.device}: " + " ".join(f"**{g}**: {t}" for g, t in said))
+            else:
+                out.append(f"- `{r.style}` on {r.device}: not run here.")
+        out.append("")
+    out += ["## Notes", ""]
+    for key, n in docs.notes.items():
+        blocks = docs.note_blocks(key)
+        kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
+        out.append(f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{VERDICT_ICON[kind]} '
+                   f"{VERDICTS[kind][1]}" + (f"; refuses {', '.join(refuses)}" if refuses else "")
+                   + ("; not fuzzed in these results" if unfuzzed else ""))
+        for cells, (*_, evidence) in blocks:
+            out.append(f"  - cell{'s' if len(cells) > 1 else ''}: {', '.join(f'`{v.id}`' for v in cells)}")
+            out += [f"    - {what}: {_md(text)}" for what, text in evidence]
+            if kind in ("wrong_some", "errors_some"):  # each cell's falsifying example and its reproducer
+                out += [f"    - `{v.id}`: " + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts
+                                                       if what != "on the model") for v in cells]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+

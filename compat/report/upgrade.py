@@ -1,0 +1,109 @@
+"""The upgrade diff as Markdown (`python -m compat diff`): what compat.evidence.diff found changed between two results
+files, grouped by severity, within a pull-request comment's limit, with latency that moved reported apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evidence.diff import COUNTED, GROUPS, Change, compare, host_of, regressed
+from . import timings
+
+
+def _env(doc: dict[str, Any], name: str) -> str:
+    e = doc["environment"]
+    return f"`{name}`: torch {e['torch']}, triton {e['triton']}, {host_of(doc)}"
+
+
+@dataclass
+class _Budget:
+    """What is left of a comment's characters, and the rows it had to leave out."""
+    chars: int
+    left_out: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> bool:
+        size = len(line.encode()) + 1  # bytes, not characters: a limit counted either way holds
+        if size > self.chars:
+            return False
+        self.lines.append(line)
+        self.chars -= size
+        return True
+
+
+def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_link: str | None) -> None:
+    for key, title, bad in GROUPS:
+        rows = changes[key]
+        if not rows or key in COUNTED:
+            continue
+        out.add("")
+        out.add(f"{level} {'🔴 ' if bad else ''}{title} ({len(rows)})")
+        out.add("")
+        out.add("| cell | before | after |")
+        out.add("|---|---|---|")
+        reserve = 200  # room for this group's "more" line and the next group's heading
+        for i, c in enumerate(rows):
+            row = f"| `{c.cell}` | {c.before.replace('|', '/')} | {c.after.replace('|', '/')} |"
+            if out.chars - len(row.encode()) < reserve or not out.add(row):
+                more = len(rows) - i
+                out.left_out += more
+                out.add(f"| … {more} more | {'in [the full diff](' + full_link + ')' if full_link else ''} | |")
+                break
+
+
+def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, new_name: str,
+             limit: int | None = None, full_link: str | None = None) -> tuple[str, int]:
+    """The diff as Markdown, and how many rows it left out to stay within `limit` characters (None: no limit)."""
+    groups = compare(old_doc, new_doc)
+    cross_host = host_of(old_doc) != host_of(new_doc)
+    same_versions = all(old_doc["environment"][k] == new_doc["environment"][k] for k in ("torch", "triton"))
+    verdict = ("**Regressions found.**" if regressed(groups, host_effects=False) else
+               "No regressions from the version; the host's are listed under host effects." if regressed(groups)
+               else "No regressions.")
+    counts = ", ".join(f"{len(groups[k])} {title.split(':')[0].lower()}" for k, title, _ in GROUPS
+                       if groups[k] and k not in COUNTED)
+    head = ["## Support matrix diff", ""]
+    if cross_host:
+        head += [f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
+                 f"host rather than the version: changes whose cause names the missing GPU or backend are listed "
+                 f"apart, under host effects.", ""]
+    head += [f"- before: {_env(old_doc, old_name)}", f"- after: {_env(new_doc, new_name)}", "",
+             f"{verdict} {counts or 'Nothing changed.'}"]
+    counted = {"not_run": "cells ran on one side only (skipped on the other, for example CUDA cells on a machine "
+                          "without a GPU)", "added": "cells only in the after run", "removed": "cells only in the "
+                                                                                                "before run"}
+    head += [line for k, text in counted.items() if groups[k] for line in ("", f"{len(groups[k])} {text}: not compared.")]
+    out = _Budget(limit or 10**12)
+    for line in head:
+        out.add(line)
+    if cross_host and same_versions:  # nothing but the host differs: every change is the host's
+        out.add("")
+        out.add("### Host effects (same torch and triton on both)")
+        _section(out, groups, "####", full_link)
+    elif cross_host:
+        for title, host in (("Version effects", False), ("Host effects", True)):
+            part = {k: [c for c in v if c.host == host] for k, v in groups.items()}
+            if any(part[k] for k, _, _ in GROUPS if k not in COUNTED):
+                out.add("")
+                out.add(f"### {title}")
+                _section(out, part, "####", full_link)
+    else:
+        _section(out, groups, "###", full_link)
+    _latency_section(out, old_doc, new_doc)
+    return "\n".join(out.lines).rstrip() + "\n", out.left_out
+
+
+def _latency_section(out: _Budget, old_doc: dict[str, Any], new_doc: dict[str, Any]) -> None:
+    """Latency that moved beyond the noise band: reported apart, never a regression (compat.report.timings)."""
+    moved = timings.changes(old_doc, new_doc)
+    if not any(timings.of(c) for c in old_doc["cells"]) or not any(timings.of(c) for c in new_doc["cells"]):
+        return
+    out.add("")
+    out.add("### Latency (not a failure)")
+    out.add("")
+    out.add(f"Passing cells both runs timed on CUDA; {timings.band()}. " + (
+        f"{len(moved)} moved:" if moved else "None moved beyond it."))
+    for i, c in enumerate(moved):
+        if not out.add(f"- `{c.id}` {c.what}: {c.old:,.1f} → {c.new:,.1f} {c.unit} ({c.ratio:.2f}x)"):
+            out.left_out += len(moved) - i
+            break

@@ -1,0 +1,422 @@
+"""The run's pytest objects, as pytest-xdist shapes its own: compat.plugin registers a `Controller` in the process
+that runs the session (the xdist controller, or the only process), or a `Worker` in each xdist worker; each holds its
+own hooks. Both parametrize the matrix's tests and run a cell through its children (`MatrixRun`); the controller alone
+schedules, handles signals, gathers the workers' records, and writes the results file and the summary."""
+
+from __future__ import annotations
+
+import faulthandler
+import functools
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from xdist.scheduler import LoadGroupScheduling
+
+from ..atomic import check_writable, write_atomic
+from ..errors import CompatError, HarnessError, ResultsError
+from ..evidence import baseline, results
+from ..evidence.expectations import Expectations, Run, accept, measured_on, verdict
+from ..evidence.outcomes import Outcome, skipped
+from ..matrix.cases import import_cases
+from ..matrix.cells import Cell, check_names, in_matrix, matrix, parse_cell_id
+from ..matrix.stages import STAGES
+from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
+from ..processes import stop_descendants
+from ..report import coverage
+from ..report.summary import summary_lines
+from .environment import describe
+from .launcher import INTERRUPTED, Launcher, start_isa_detection
+from .options import AXES
+from .session import RunSession, build_counts, shared_group
+from .workers import gpu_for, visible_gpus
+
+RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
+ISA_FILE = "isa.json"  # in the run directory: the CPU ISAs Inductor detected, once per run
+EXIT_WITHIN_S = 30.0  # an interrupted run that has not ended by then (xdist still waiting on a worker) is ended
+TEST_GROUPS = re.compile(r"::(?P<test>test_cell|test_fuzz)\[(?P<cell>[^\]]+)\]")
+
+
+class MatrixRun:
+    """What both roles share: the selected cells, the expectations, the parametrization, and a cell's check."""
+
+    def __init__(self, config, cases: tuple[str, ...], run_dir: Path):
+        self.config, self.cases, self.run_dir = config, cases, run_dir
+        # Before any name is checked: they add kernels to the registries.
+        import_cases(cases, forks=config.getoption("compat_children") == "forked")
+        self.accept = config.getoption("compat_accept")
+        named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
+        default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
+            ini or "expectations.yaml")
+        self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
+        self.baseline_path = config.getoption("compat_baseline")
+        self.select = {}
+        for axis in AXES:
+            names = config.getoption(f"compat_{axis}s") or config.getini(f"compat_{axis}s")
+            if names:
+                self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
+                check_names(axis, self.select[axis], f"--compat-{axis}s")
+        self.only = read_cell_list(config.getoption("compat_cells"))
+        named = config.getoption("compat_require_declared")
+        self.require_declared = ([n.strip() for n in named.split(",") if n.strip()] if named
+                                 else config.getini("compat_require_declared"))
+        if self.select and not self.selected:
+            # Each name is valid, but together they name nothing the matrix holds (say, a CUDA-only stage on a CPU
+            # device): a usage error, not a green run of nothing.
+            raise pytest.UsageError("the selection matches no cell of the matrix: the chosen stages, styles, dtypes "
+                                    "and devices do not apply to one another (compat/matrix/cells.py, "
+                                    "why_not_applicable); no cell was run")
+        self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
+        profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
+        for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+            os.environ[var] = str(run_dir / "cache" / worker / sub)
+        self.session = None  # a RunSession, once the cells are collected
+
+    @functools.cached_property
+    def env(self) -> dict:
+        return describe()
+
+    @functools.cached_property
+    def run(self) -> Run:
+        return Run.from_env(self.env)
+
+    @functools.cached_property
+    def baseline(self):
+        """What a cell without rows for this run is compared against (compat.evidence.baseline), or None."""
+        return baseline.for_run(self.expectations, self.run, self.baseline_path)
+
+    @functools.cached_property
+    def selected(self) -> list:
+        return [c for c in matrix(self.select) if self.only is None or c.id in self.only]
+
+    def expected_to_pass(self, cell: Cell) -> bool:
+        """Its row says it passes on this run; without a row, its baseline's does."""
+        expectation = self.expectations.lookup(cell.id, self.run)
+        if expectation is not None:
+            return expectation.row["outcome"] == "passed"
+        ref = self.baseline.reference(cell.id, "cells") if self.baseline is not None else None
+        return ref is not None and (ref.row.row["outcome"] if ref.row else ref.outcome["kind"]) == "passed"
+
+    def check(self, cell, node, section: str = "cells") -> None:
+        """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
+        start = time.monotonic()
+        reason = cell.unavailable_reason()
+        run = self.session.outcome if section == "cells" else self.session.fuzz_outcome
+        try:
+            outcome = skipped(reason) if reason else run(cell)
+        except HarnessError as exc:  # the harness failed, not the cell: never recorded as an outcome or accepted
+            node.user_properties.append(("compat_harness_error", {"id": cell.id, "section": section,
+                                                                   "error": str(exc)}))
+            pytest.fail(f"HARNESS ERROR in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}",
+                        pytrace=False)
+        expectation = None if reason else self.expectations.lookup(cell.id, self.run, section)
+        complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path,
+                                                section)
+        against = None
+        if not reason and expectation is None and self.baseline is not None:
+            ref, change = self.baseline.compare(cell.id, outcome, section)
+            if ref is not None:  # unchanged passes, naming the baseline it matched; a change fails, saying what
+                against = {"baseline": self.baseline.name, "reference": ref.describe, "change": change}
+                complaint = baseline.complaint(cell.id, change, ref, outcome, self.expectations.path) if change \
+                    else None
+        if complaint and outcome.detail.get("environment_failure"):
+            complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
+        if complaint and outcome.detail.get("remedy"):
+            complaint += f"\n  remedy: {outcome.detail['remedy']}"
+        node.user_properties.append((RECORD[section], {
+            "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
+            "expected": expectation.row if expectation else None,
+            "expected_at": expectation.where if expectation else None,
+            "verdict": complaint, "against_baseline": against, "duration_s": round(time.monotonic() - start, 2),
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
+        if reason:
+            pytest.skip(reason)
+        if complaint and not self.accept:
+            pytest.fail(complaint, pytrace=False)
+
+    # ---- hooks of both roles (the object is registered as a plugin) ----
+
+    def pytest_generate_tests(self, metafunc):
+        if "cell" in metafunc.fixturenames:
+            metafunc.parametrize("cell", [pytest.param(c, id=c.id, marks=pytest.mark.matrix) for c in self.selected])
+        if "fuzz_cell" in metafunc.fixturenames:
+            # Every cell expected to pass on this run (torch, triton, host), in the stages whose artifact is fuzzed.
+            metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id, marks=(pytest.mark.matrix, pytest.mark.fuzz))
+                                               for c in self.selected
+                                               if STAGES[c.stage].fuzzed and self.expected_to_pass(c)])
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        # One test per namespace whose ops must all be declared: a gate failure that names the undeclared ones.
+        items.extend(NamespaceCoverage.from_parent(session, name=f"compat_require_declared[{namespace}]",
+                                                   namespace=namespace) for namespace in self.require_declared)
+
+    def pytest_collection_finish(self, session):
+        def params(name):  # an empty parameter set leaves a NOTSET placeholder, not a cell
+            return [item.callspec.params[name] for item in session.items if hasattr(item, "callspec")
+                    and isinstance(item.callspec.params.get(name), Cell)]
+
+        fuzz_cells = params("fuzz_cell")
+        known = {c.id: [e.row["example"] for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
+                        if e is not None and "example" in e.row] for c in fuzz_cells}
+        # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
+        launcher = Launcher(self.run_dir, self.config.getoption("compat_children"), imports=self.cases,
+                            paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE))
+        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
+
+    @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.session is not None:
+            self.session.close()
+
+
+class Worker(MatrixRun):
+    """An xdist worker: runs the cells it is sent in the controller's run directory, on the GPU it is pinned to."""
+
+    def __init__(self, config, cases: tuple[str, ...]):
+        if "compat_gpu" in config.workerinput:  # before anything in this worker initialises CUDA
+            os.environ["CUDA_VISIBLE_DEVICES"] = config.workerinput["compat_gpu"]
+        super().__init__(config, cases, Path(config.workerinput["compat_run_dir"]))
+
+
+class Controller(MatrixRun):
+    """The session's process: the run directory, the schedule, the signals, the workers' records, the results."""
+
+    def __init__(self, config, cases: tuple[str, ...]):
+        self.results_path = Path(config.getoption("compat_results"))
+        given = config.getoption("compat_run_dir")
+        self.own_run_dir = not given
+        run_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix="compat-run-"))
+        run_dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(config, cases, run_dir)
+        for option, path in (("--compat-results", self.results_path),
+                             *([("--compat-accept", self.expectations.path)] if self.accept else [])):
+            try:  # what the run writes at the end: writable now, or the run does not start
+                check_writable(path)
+            except OSError as exc:
+                raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}); no cell was run") from None
+        if self.baseline_path:
+            try:
+                _ = self.baseline  # bad input stops the run before any cell; loaded once, for the whole run
+            except ResultsError as exc:
+                raise pytest.UsageError(f"--compat-baseline: {exc}; no cell was run") from None
+        self.isa_detection = None  # the process that detects the CPU ISAs once per run (forked children only)
+        self.has_workers = False  # xdist workers run the cells (known at session start)
+        self.records: dict[str, dict[tuple, dict]] = {s: {} for s in RECORD}  # per section: (nodeid, worker) ->
+        # cell record, from every worker's reports
+        self.started = time.monotonic()
+        self.doc = None
+        self.accepted: list[str] = []
+        self.kept_run_dir = False
+        self.fuzz_collected = False  # the fuzz tests were collected (maybe as an empty parameter set)
+        self.harness_errors: list[dict] = []
+        self.interrupted: str | None = None
+        self.changes_path: Path | None = None
+
+    def pytest_sessionstart(self, session):
+        self.has_workers = self.config.pluginmanager.has_plugin("dsession")
+        # SIGINT and SIGTERM end the run alike: children stopped, results written, nothing left running. Told apart
+        # from pytest's other stops (a collection error, -x), which are no interruption. A SIGINT the shell told
+        # this process to ignore stays ignored.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, self._signalled)
+
+    def _signalled(self, signum, frame):
+        self.interrupted = f"interrupted by {signal.Signals(signum).name}: the cells done so far"
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    def start_isa_detection(self, nodeids) -> None:
+        """Once the tests are known: if any will compile an AOTI package, find the CPU ISAs now, once, in the
+        background (forked children wait for it; fresh ones detect on their own, the old way)."""
+        tests = [found for found in map(cell_of, nodeids) if found]
+        if self.isa_detection is None and self.config.getoption("compat_children") == "forked" and any(
+                STAGES[cell.stage].packaged for cell, _ in tests):
+            self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
+
+    # ---- the schedule (pytest-xdist's hooks, optional: the plugin works without xdist) ----
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self.start_isa_detection(ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        node.workerinput["compat_run_dir"] = str(self.run_dir)
+        gpus = visible_gpus()
+        if gpus:
+            node.workerinput["compat_gpu"] = gpu_for(node.gateway.id, gpus)
+
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config, log):
+        """`--dist loadgroup` (the project's default) sends the tests of one shared child to one worker, which runs
+        the child once. The groups come from the cell ids, not from xdist_group marks: xdist 3.8 groups by an
+        `@group` suffix it writes into item._nodeid, which pytest 9 no longer reads, so marks alone would silently
+        scatter a group."""
+        if config.getvalue("dist") != "loadgroup":
+            return None
+        return SharedChildScheduling(config, log)
+
+    def pytest_collection_finish(self, session):
+        self.start_isa_detection([item.nodeid for item in session.items])
+        super().pytest_collection_finish(session)
+
+    def pytest_runtest_logreport(self, report):
+        sections = {name: section for section, name in RECORD.items()}
+        self.fuzz_collected |= "::test_fuzz[" in report.nodeid  # also its empty-parameter-set placeholder
+        for name, record in report.user_properties:
+            if name in sections:  # by node and worker: under `--dist each` every worker runs every cell
+                self.records[sections[name]][(report.nodeid, record["worker"])] = record
+            elif name == "compat_harness_error" and record not in self.harness_errors:
+                self.harness_errors.append(record)
+
+    @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
+    def pytest_sessionfinish(self, session, exitstatus):
+        super().pytest_sessionfinish(session, exitstatus)
+        if self.interrupted:
+            (self.run_dir / INTERRUPTED).touch()  # workers then take their children's deaths as the stop
+            stop_descendants(below_children=self.has_workers)
+            _exit_within(EXIT_WITHIN_S)
+        if self.isa_detection is not None and self.isa_detection.poll() is None:
+            self.isa_detection.kill()
+            self.isa_detection.wait()
+        self._write_results()
+        # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
+        self.kept_run_dir = not self.own_run_dir or (exitstatus != 0 and any(self.run_dir.iterdir()))
+        if not self.kept_run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def pytest_unconfigure(self, config):
+        for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(sig) == self._signalled:
+                signal.signal(sig, default)
+        # A run that ended before its session finished (a usage or internal error) leaves no empty run directory.
+        if self.own_run_dir and self.run_dir.is_dir() and not any(self.run_dir.iterdir()):
+            self.run_dir.rmdir()
+
+    def _write_results(self):
+        if not (any(self.records.values()) or self.fuzz_collected or self.harness_errors or self.interrupted):
+            return  # none of the plugin's tests ran: nothing to write about
+        cells = list(self.records["cells"].values())
+        if self.accept and not self.interrupted:
+            observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
+            # The rows of each cell's nearest recorded version below: widened, not copied.
+            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env),
+                                   neighbours=baseline.neighbours(self.expectations, self.run))
+            findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
+            self.accepted += accept(self.expectations, findings, self.run, measured_on(self.env), section="fuzz")
+        options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
+                   "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
+                   "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
+                   "interrupted": self.interrupted, "baseline": self.baseline.name if self.baseline else None}
+        counts = build_counts(self.run_dir)
+        counts["children"]["interpreters"] += self.isa_detection is not None  # the ISA detection's own
+        self.doc = results.document(self.env, cells, counts, time.monotonic() - self.started, options,
+                                    fuzz=list(self.records["fuzz"].values()), harness_errors=self.harness_errors,
+                                    fuzz_collected=self.fuzz_collected)
+        results.write(self.results_path, self.doc)
+        changes = baseline.markdown(self.doc)
+        if changes:  # the pull-request comment of an upgrade: what changed against the baseline
+            self.changes_path = self.results_path.with_name(f"{self.results_path.stem}.changes.md")
+            write_atomic(self.changes_path, changes)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.doc is None:
+            return
+        terminalreporter.section("triton-export-compat matrix")
+        if self.interrupted:
+            terminalreporter.write_line(f"INTERRUPTED: {self.results_path} holds {self.interrupted}")
+        for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
+            terminalreporter.write_line(line)
+        if self.changes_path:
+            terminalreporter.write_line(f"changes against the baseline, as Markdown: {self.changes_path}")
+        for change in self.accepted:
+            terminalreporter.write_line(f"accepted: {change}")
+        if self.accept:
+            terminalreporter.write_line(f"--compat-accept: {len(self.accepted)} change(s) written to "
+                                        f"{self.expectations.path}" + (" (none: the run was interrupted)"
+                                                                       if self.interrupted else ""))
+        if self.kept_run_dir:
+            terminalreporter.write_line(f"run directory (child logs, artifacts): {self.run_dir}")
+
+
+class SharedChildScheduling(LoadGroupScheduling):
+    """xdist's loadgroup, its groups read from the cell ids: the tests of one shared child go to one worker."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return shared_child_group(nodeid) or super()._split_scope(nodeid)
+
+
+class NamespaceCoverage(pytest.Item):
+    """Every op registered under a namespace has a declaration as shipped (compat.report.coverage)."""
+
+    def __init__(self, *, namespace: str, **kwargs):
+        super().__init__(**kwargs)
+        self.namespace = namespace
+
+    def runtest(self):
+        if not coverage.registered(self.namespace):
+            pytest.fail(f"no op is registered under {self.namespace!r}: is the package that registers them imported "
+                        f"by a compat_cases module?", pytrace=False)
+        missing = coverage.undeclared(self.namespace)
+        if missing:
+            pytest.fail(f"{len(missing)} op(s) of {self.namespace!r} have no declaration as shipped (compat.Op): "
+                        f"{', '.join(missing)}", pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+def cell_of(nodeid: str):
+    """(cell, section) of a matrix or fuzz test's node id, or None for any other test (and for an empty parameter
+    set's NOTSET placeholder, which is no cell)."""
+    m = TEST_GROUPS.search(nodeid)
+    if m is None or not in_matrix(m["cell"]):
+        return None
+    return parse_cell_id(m["cell"], "xdist scheduler"), "fuzz" if m["test"] == "test_fuzz" else "cells"
+
+
+def shared_child_group(nodeid: str) -> str | None:
+    """The group whose tests share one child process: a probe, a build, a fuzz child (compat.run.session)."""
+    found = cell_of(nodeid)
+    return shared_group(*found) if found else None
+
+
+def read_cell_list(path: str | None) -> set[str] | None:
+    if path is None:
+        return None
+    try:
+        lines = Path(path).read_text().split()
+    except OSError as exc:
+        raise CompatError(f"--compat-cells {path}: cannot be read ({exc.strerror})") from None
+    return {parse_cell_id(line, f"--compat-cells {path}").id for line in lines}
+
+
+def _gpu_used(outcome) -> str:
+    """The GPU the cell's work ran on: its child's (an export cell's build may have run in another worker)."""
+    child = outcome.detail.get("child") or {}
+    return child.get("CUDA_VISIBLE_DEVICES") or os.environ.get("CUDA_VISIBLE_DEVICES") or "default"
+
+
+def _exit_within(seconds: float) -> None:
+    """Make sure an interrupted run ends: if it still runs after `seconds` (its results are written by then), dump
+    every thread's stack (the evidence of what held it), stop every process it started, workers too, and exit 130."""
+    faulthandler.dump_traceback_later(seconds - 1, exit=False)
+
+    def end():
+        time.sleep(seconds)
+        print(f"triton-export-compat: the interrupted run did not end within {seconds:.0f} s; stopping its workers",
+              file=sys.stderr, flush=True)
+        stop_descendants(below_children=False)
+        os._exit(130)
+
+    threading.Thread(target=end, name="compat-exit-within", daemon=True).start()

@@ -1,0 +1,70 @@
+"""What the run ran on, and the environment faults the suite recognises (with their remedies)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import torch
+import triton
+
+from ..evidence.outcomes import Outcome
+
+LIBSTDCXX = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+
+
+def describe() -> dict[str, Any]:
+
+    env: dict[str, Any] = {
+        "torch": str(torch.__version__),
+        "triton": str(triton.__version__),
+        "cuda": torch.version.cuda,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "ld_preload": os.environ.get("LD_PRELOAD", ""),
+        "gpus": [],
+        "driver": None,
+    }
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            major, minor = torch.cuda.get_device_capability(i)
+            env["gpus"].append({"index": i, "name": torch.cuda.get_device_name(i), "capability": f"{major}.{minor}"})
+        env["driver"] = _driver_version()
+    return env
+
+
+def _driver_version() -> str | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None
+
+
+def machine_label(env: dict[str, Any]) -> str:
+    """A file-name-safe label: torch, triton and GPU (or cpu)."""
+    gpus = env["gpus"]
+    gpu = (f"{len(gpus)}x-" if len(gpus) > 1 else "") + gpus[0]["name"] if gpus else "cpu"
+    label = f"torch-{env['torch']}_triton-{env['triton']}_{gpu}"
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in label)
+
+
+def crash_remedy(outcome: Outcome) -> str | None:
+    """The remedy for a crash the suite recognises, or None."""
+    phase = outcome.detail.get("phase", "")
+    if (outcome.kind == "crashed" and outcome.detail.get("signal") == "SIGSEGV" and phase.startswith("aoti_load")
+            and sys.platform.startswith("linux") and LIBSTDCXX not in os.environ.get("LD_PRELOAD", "")):
+        return (f"Known environment crash, not a wrapping-style fault: loading an AOTInductor package segfaults in "
+                f"the generated wrapper .so (parse_device_str -> std::regex) when the process resolves an older "
+                f"libstdc++ than the one the package was built against. Rerun with "
+                f"LD_PRELOAD={LIBSTDCXX} (see README, 'AOTInductor segfaults on load').")
+    return None

@@ -1,0 +1,283 @@
+"""Parent side: start a child for a task, wait for it within its budget, and read what it recorded.
+
+Two ways to start a child, chosen per run (`--compat-children`):
+- `forked` (the default on Linux): a fork of the warm server this process keeps per device environment
+  (compat.child.server), which imported torch and the suite once; the run's CPU ISA detection is shared with it
+  (compat.child.toolchain).
+- `fresh`: a new interpreter per task (`python -m compat.child`), which imports everything and detects the ISAs
+  itself: the old way, kept for the benchmark that measures the difference and for platforms without fork.
+
+Either way a child runs in a process group of its own: a timeout kills the group, compilers included, and so does an
+interrupt. A crash, hang or abort is the outcome of the phase it happened in (compat.child.journal); what fails
+before the task began, or outside every phase, is a HarnessError.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..child.server import IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK
+from ..child.toolchain import ISA_FILE_ENV
+from ..errors import HarnessError
+from ..evidence import outcomes
+from ..evidence.outcomes import Outcome
+from ..processes import kill_group, parent_death_signal
+from .options import DEFAULT_MODE, MODES
+
+SERVER_START_S = 900.0  # importing torch and the suite, on a machine busy with a whole run
+INTERRUPTED = "INTERRUPTED"  # a file in the run directory: the run is being stopped, children die on purpose
+
+
+@dataclass
+class ChildResult:
+    phases: dict[str, Outcome] = field(default_factory=dict)  # in the order they began
+    seconds: dict[str, float] = field(default_factory=dict)
+    log: str = ""
+    env: dict[str, str | None] = field(default_factory=dict)  # the child's CHILD_ENV, and its pid
+    harness_error: str | None = None  # the harness failed in this child: no phase's outcome is the cell's
+    ready: bool = False  # the child imported its task's code
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phases": {name: o.to_dict() for name, o in self.phases.items()}, "seconds": self.seconds,
+                "log": self.log, "env": self.env, "harness_error": self.harness_error, "ready": self.ready}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ChildResult":
+        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"], d["env"],
+                   d.get("harness_error"), d.get("ready", True))
+
+    def outcome(self, final: str, among: tuple[str, ...] | None = None) -> Outcome:
+        """The first phase that did not pass, else `final`'s outcome (which holds its numerics).
+
+        Phases are those up to `final`, or only those named in `among` when the child also did work for other cells;
+        a phase that ended the child (crash, timeout) before `final` counts either way."""
+        if self.harness_error:
+            raise HarnessError(f"{self.harness_error} (child log: {self.log})")
+        for name, outcome in self.phases.items():
+            counts = among is None or name in among or outcome.kind in ("crashed", "timed_out")
+            if counts and outcome.kind != "passed":
+                return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
+                               {**outcome.detail, "phase": name, "child": self.env})
+            if name == final:
+                return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
+                               {**outcome.detail, "child": self.env, "seconds": self.seconds})
+        raise HarnessError(f"the child never reached phase {final!r} (phases: {list(self.phases)}; child log: "
+                           f"{self.log})")
+
+
+def read_journal(path: Path) -> ChildResult:
+    result = ChildResult()
+    if not path.exists():
+        return result
+    begun: dict[str, float] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        event = entry["event"]
+        if event == "start":
+            result.env = entry["env"]
+        elif event == "ready":
+            result.ready = True
+        elif event == "harness_error":
+            result.harness_error = entry["error"]
+        elif event == "begin":
+            begun[entry["phase"]] = entry["t"]
+            result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
+        elif event == "end":
+            result.phases[entry["phase"]] = Outcome.from_dict(entry["outcome"])
+            result.seconds[entry["phase"]] = round(entry["t"] - begun.get(entry["phase"], entry["t"]), 3)
+    return result
+
+
+def _tail(path: Path, chars: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: float) -> ChildResult:
+    """What the child recorded, plus how it ended: a phase it died in is that phase's crash or timeout."""
+    result = read_journal(journal)
+    result.log = str(log)
+    unfinished = [p for p, o in result.phases.items() if o is None]
+    if timed_out or unfinished or rc:
+        phase = unfinished[-1] if unfinished else "child (outside any phase)"
+        if timed_out:
+            died = outcomes.timed_out(timeout, phase, _tail(log))
+        else:  # exited 0 with a phase open is the child's own bug
+            died = outcomes.from_exit(rc or 0, _tail(log), phase)
+        if not result.ready and not result.harness_error:
+            result.harness_error = (f"the child ended before its task began ({died.message}); its log ends: "
+                                    f"{_tail(log, 600).strip()}")
+        result.phases[phase] = died
+    return result
+
+
+def _child_setup() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing CUDA process can dump gigabytes of core
+    parent_death_signal(signal.SIGKILL)
+
+
+def _child_env(env: dict[str, str], paths: tuple[str, ...] = ()) -> dict[str, str]:
+    """This process's environment, with the child's own settings, and the suite and `paths` importable."""
+    root = str(Path(__file__).resolve().parents[2])
+    return {**os.environ, **env, "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": os.pathsep.join(filter(None, [root, *paths, os.environ.get("PYTHONPATH")]))}
+
+
+def start_isa_detection(path: Path) -> subprocess.Popen:
+    """Start the run's one detection of the CPU ISAs (compat.child.toolchain), in the background."""
+    with open(path.with_suffix(".log"), "w") as log:
+        return subprocess.Popen([sys.executable, "-m", "compat.child.toolchain", str(path)], stdout=log,
+                                stderr=subprocess.STDOUT, env=_child_env({}), start_new_session=True,
+                                preexec_fn=_child_setup)
+
+
+class Server:
+    """One warm server (compat.child.server) and the pipe to it."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self.log = log
+        with open(log, "w") as logf:
+            self.proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "compat.child.server"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logf, env=env,
+                                         start_new_session=True, preexec_fn=_child_setup, bufsize=0)
+        try:
+            reply = self._read(SERVER_START_S) or {"error": f"no answer within {SERVER_START_S:.0f} s"}
+        except EOFError:
+            reply = {"error": "it exited"}
+        if "ready" not in reply:
+            self.close()
+            raise HarnessError(f"the warm server could not start: {reply['error']}; its log ({log}) ends: "
+                               f"{_tail(log, 800).strip()}")
+
+    def _read(self, timeout: float) -> dict | None:
+        """The server's next line, or None when it did not come in time; EOFError when the server is gone."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], max(timeout, 0))
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise EOFError
+        return json.loads(line)
+
+    def _died(self, when: str) -> HarnessError:
+        return HarnessError(f"the warm server died {when}; its log ({self.log}) ends: {_tail(self.log, 800).strip()}")
+
+    def run(self, task: Path, journal: Path, log: Path, timeout: float) -> tuple[int | None, bool]:
+        """(exit code, negative for a signal, or None; whether it timed out)."""
+        try:
+            self.proc.stdin.write((json.dumps({"task": str(task), "journal": str(journal), "log": str(log)}) + "\n")
+                                  .encode())
+            started = self._read(SERVER_START_S)
+        except (EOFError, BrokenPipeError):
+            started = None
+        if started is None:
+            raise self._died("before starting the task")
+        pid = started["pid"]
+        try:
+            ended = self._read(timeout)
+            timed_out = ended is None
+            if timed_out:
+                kill_group(pid)
+                ended = self._read(60)
+        except EOFError:
+            raise self._died("while its child ran") from None
+        except BaseException:  # an interrupt while waiting: the child's group goes with it
+            kill_group(pid)
+            raise
+        if ended is None:
+            raise self._died("after its child was killed")
+        return (None if timed_out else os.waitstatus_to_exitcode(ended["status"])), timed_out
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()  # EOF: the server ends, with any child it still waits for
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait()
+
+
+class Launcher:
+    """Starts the children of one process (an xdist worker, or the CLI): a warm server per device environment, or a
+    fresh interpreter per task."""
+
+    def __init__(self, run_dir: Path, mode: str = DEFAULT_MODE, imports: tuple[str, ...] = (),
+                 paths: tuple[str, ...] = (), isa_file: str | None = None):
+        """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them."""
+        if mode not in MODES:
+            raise ValueError(f"children are started {' or '.join(MODES)}, not {mode!r}")
+        self.run_dir, self.mode, self.isa_file = Path(run_dir), mode, isa_file
+        self.imports, self.paths = tuple(imports), tuple(paths)
+        self.servers: dict[tuple, Server] = {}
+        self.started = 0  # interpreters this launcher started: servers, or fresh children
+
+    def _server(self, env: dict[str, str]) -> Server:
+        key = tuple(sorted(env.items()))
+        if key not in self.servers:
+            full = _child_env(env, self.paths) | {IMPORTS_ENV: ",".join(self.imports), NVML_CHECK: "1"}
+            if NVML_CHECK in os.environ:
+                full[USER_NVML_CHECK] = os.environ[NVML_CHECK]
+            if self.isa_file:
+                full[ISA_FILE_ENV] = self.isa_file
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            self.servers[key] = Server(full, self.run_dir / "servers" / f"{worker}-{len(self.servers)}.log")
+            self.started += 1
+        return self.servers[key]
+
+    def run(self, task: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str],
+            timeout: float) -> ChildResult:
+        """Run the child task `task` (compat.child.tasks) with `args`; never raises for what the child does."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        journal, log, spec = workdir / "journal.jsonl", workdir / "child.log", workdir / "task.json"
+        journal.unlink(missing_ok=True)
+        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports)}))
+        self._stop_if_interrupted()
+        try:
+            if self.mode == "forked":
+                rc, timed_out = self._server(env).run(spec, journal, log, timeout)
+            else:
+                rc, timed_out = self._fresh(spec, journal, log, env, timeout)
+        except HarnessError:
+            self._stop_if_interrupted()  # the server was killed because the run is stopping
+            raise
+        self._stop_if_interrupted()  # the child was killed because the run is stopping: no outcome of the cell's
+        return collect(journal, log, rc, timed_out, timeout)
+
+    def _stop_if_interrupted(self) -> None:
+        if (self.run_dir / INTERRUPTED).exists():
+            raise KeyboardInterrupt("the run was interrupted")
+
+    def _fresh(self, spec: Path, journal: Path, log: Path, env: dict[str, str],
+               timeout: float) -> tuple[int | None, bool]:
+        self.started += 1
+        cmd = [sys.executable, "-X", "faulthandler", "-m", "compat.child", str(spec), str(journal)]
+        with open(log, "w") as logf:
+            proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=_child_env(env, self.paths),
+                                    start_new_session=True, preexec_fn=_child_setup)
+            try:
+                return proc.wait(timeout=timeout), False
+            except subprocess.TimeoutExpired:
+                kill_group(proc.pid)
+                proc.wait()
+                return None, True
+            except BaseException:
+                kill_group(proc.pid)
+                raise
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.close()
+        self.servers.clear()

@@ -1,0 +1,298 @@
+"""Parent side: one run of the matrix in one process (an xdist worker, or the only process). Its directory, the keys
+of the work cells share, the locks that make shared work happen once, and each cell's outcome read from the children
+that did its work.
+
+Work that cells share, never done twice in a run:
+- a probe child per (kernel, style, dtype, device) runs every selected probe stage as a phase;
+- a build per (kernel, style, export mode, dtype, device) exports once and makes every artifact of that export (the
+  AOTI package only when an AOTI cell is selected); the first cell that needs it builds it under a file lock in the
+  run directory, which every worker shares, and the others read its record;
+- a fuzz child per (kernel, style, stage family, dtype, device) fuzzes every selected stage of the family.
+The scheduler sends each of these groups to one worker (`shared_group`, used by compat.plugin).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from filelock import FileLock
+
+from ..atomic import write_atomic
+from ..child import cpp, latency
+from ..child.artifacts import LIBRARIES, PACKAGE, PROGRAM
+from ..evidence.outcomes import Outcome
+from ..matrix.cells import DEVICES, Cell
+from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
+from .doctor import CANARY_PACKAGE, build_runner, canary_device, run_canary, run_cpp_canary
+from .environment import crash_remedy
+from .launcher import ChildResult, Launcher
+
+BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
+FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
+# The fresh child of each family that loads its artifact in a process that did not build it: (task, its arguments
+# but the cell, given the build's work directory).
+FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
+    "save_load": lambda workdir: ("load_program", {"program_path": str(workdir / PROGRAM)}),
+    **{family: (lambda workdir, family=family: (
+        "run_library", {"family": family, "path": str(workdir / LIBRARIES[family][0])})) for family in LIBRARIES},
+    # The C++ runner's path is added by the session, which builds it once per run.
+    "aoti_cpp": lambda workdir: ("run_cpp", {"package_path": str(workdir / PACKAGE), "timeout_s": cpp.RUN_TIMEOUT_S}),
+}
+assert set(FRESH_TASKS) == set(FRESH_PHASES), "every family with fresh phases has the task that runs them"
+
+
+def base_env() -> dict[str, str]:
+    # One compile thread and one CPU op thread per child unless the user says otherwise: each xdist worker runs its
+    # own children, and an Inductor worker pool or an OpenMP pool per child would oversubscribe the cores many times
+    # over (measured: 16 fuzz children on 16 cores ran several times slower).
+    return {var: os.environ.get(var, "1") for var in ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")}
+
+
+def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
+    """A cell's child's environment; in a run, with what compat.child.latency needs: where the run's timing locks
+    are, and which stages are timed."""
+    timing = {latency.LOCK_DIR_ENV: str(run_dir), latency.TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed)}
+    return base_env() | dict(DEVICES[cell.device].env) | (timing if run_dir else {})
+
+
+def _worker() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def fuzz_family(cell: Cell) -> str:
+    return STAGES[cell.stage].export_mode or "probe"
+
+
+def shared_group(cell: Cell, section: str) -> str:
+    """The group of cells that share one child (a probe, a build, a fuzz child): the scheduler's unit of work."""
+    stage = STAGES[cell.stage]
+    if section == "fuzz":
+        kind, middle = "fuzz", fuzz_family(cell)
+    else:
+        kind, middle = ("probe", None) if stage.probe else ("build", stage.export_mode)
+    return "-".join(filter(None, (kind, cell.kernel, cell.style, middle, cell.dtype, cell.device)))
+
+
+@dataclasses.dataclass
+class Build:
+    key: str
+    result: ChildResult
+    workdir: Path
+
+
+def cuda_error(outcome: Outcome) -> bool:
+    """A failure on a CUDA error. The error sticks to the process (the context is lost), so every later phase of a
+    shared child fails with it too: such a phase reruns alone before its outcome counts."""
+    return outcome.kind == "failed" and "CUDA error: " in (outcome.message or "")
+
+
+class RunSession:
+    def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci",
+                 known_examples: dict[str, list[str]] | None = None, launcher: Launcher | None = None):
+        self.run_dir = Path(run_dir)
+        self.launcher = launcher or Launcher(self.run_dir)
+        self.profile = profile  # the Hypothesis profile of the fuzz tests
+        self.known_examples = known_examples or {}  # per cell id: recorded falsifying examples, replayed every run
+        cells = list(cells)
+        self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
+        for c in cells:
+            if STAGES[c.stage].packaged:
+                self.libraries_wanted.setdefault(shared_group(c, "cells"), set()).add(STAGES[c.stage].library)
+        self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
+        order = list(STAGES)
+        for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
+            for c in sorted(members, key=lambda c: order.index(c.stage)):
+                self.selected[section].setdefault(shared_group(c, section), []).append(c.stage)
+
+    # ---- children ----
+
+    def child(self, cell: Cell, task: str, args: dict[str, Any], timeout: float, name: str | None = None) -> ChildResult:
+        # Per worker: under `--dist each` two workers run the same cell at once.
+        workdir = self.run_dir / "cells" / _worker() / cell.id / (name or task)
+        return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir,
+                                 env=child_env(cell, self.run_dir), timeout=timeout)
+
+    def _once(self, name: str, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+        """The record of `name`, made by the first process to ask for it in this run, read by the others."""
+        workdir = self.run_dir / "artifacts" / name
+        workdir.mkdir(parents=True, exist_ok=True)
+        record = workdir / "record.json"
+        with FileLock(str(workdir) + ".lock"):
+            if not record.exists():
+                write_atomic(record, json.dumps(make(workdir)))
+            return json.loads(record.read_text())
+
+    def _shared(self, name: str, cell: Cell, task: str, args: dict[str, Any], timeout: float) -> ChildResult:
+        def make(workdir: Path) -> dict[str, Any]:
+            return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir,
+                                     env=child_env(cell, self.run_dir), timeout=timeout).to_dict()
+
+        return ChildResult.from_dict(self._once(name, make))
+
+    def build(self, cell: Cell) -> Build:
+        key = shared_group(cell, "cells")
+        workdir = self.run_dir / "artifacts" / key
+        libraries = sorted(self.libraries_wanted.get(key, ()), key=list(LIBRARIES).index)
+        result = self._shared(key, cell, "build", {"mode": STAGES[cell.stage].export_mode, "workdir": str(workdir),
+                                                   "libraries": libraries}, BUILD_TIMEOUT)
+        return Build(key, result, workdir)
+
+    def probe(self, cell: Cell) -> ChildResult:
+        """One child for all the selected probe stages of the cell's group, run once per worker."""
+        group = shared_group(cell, "cells")
+        stages = self.selected["cells"].get(group, [cell.stage])
+        return self._shared(f"{group}-{_worker()}", cell, "probe", {"stages": stages},
+                            sum(STAGES[s].timeout_s for s in stages))
+
+    # ---- outcomes ----
+
+    def outcome(self, cell: Cell) -> Outcome:
+        """The cell's outcome, from the children that did its work."""
+        stage = STAGES[cell.stage]
+        return self._probed(cell) if stage.probe else self._built(cell)
+
+    def _probed(self, cell: Cell) -> Outcome:
+        """A probe stage's outcome from the shared probe child; a phase that crashed or hung there, or met a CUDA
+        error (possibly an earlier phase's, which sticks to the process), or was never reached, runs again alone, so
+        its outcome is its own."""
+        result = self.probe(cell)
+        shared = result.phases.get(cell.stage)
+        if shared is not None and shared.kind not in ("crashed", "timed_out") and not cuda_error(shared):
+            return result.outcome(cell.stage, among=(cell.stage,))
+        return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s,
+                          name="alone").outcome(cell.stage)
+
+    def _built(self, cell: Cell) -> Outcome:
+        """An export-based stage: the export and the build phases its family owns, then its fresh child's phases.
+        A build that fails to export fails every stage made from it, with the export's error."""
+        stage = STAGES[cell.stage]
+        build = self.build(cell)
+        owned = ("export", *BUILD_PHASES[stage.family])
+        outcome = build.result.outcome(owned[-1], among=owned)
+        if outcome.kind == "passed" and stage.family in FRESH_TASKS:
+            task, args = FRESH_TASKS[stage.family](build.workdir)
+            built = outcome.detail
+            if task == "run_cpp":
+                runner = self.cpp_runner()
+                if runner.kind != "passed":
+                    return runner
+                args["runner_path"] = runner.detail["path"]
+            fresh = self.child(cell, task, args, stage.timeout_s)
+            outcome = fresh.outcome(FRESH_PHASES[stage.family][-1])
+            for key in ("compile_seconds", "deprecation"):  # what the build said of the library
+                if key in built:
+                    outcome.detail.setdefault(key, built[key])
+        if "export" in build.result.phases:
+            outcome.detail.setdefault("graph", build.result.phases["export"].detail.get("graph"))
+        return self._blame_environment(cell, outcome) if stage.packaged else outcome
+
+    def _blame_environment(self, cell: Cell, outcome: Outcome) -> Outcome:
+        """A failing AOTI cell consults the canary: if a plain model fails too, the environment is at fault."""
+
+        if outcome.kind == "passed":
+            return outcome
+        remedy = crash_remedy(outcome)
+        device = canary_device(cell.device)
+        canary = self.canary(device)
+        if canary.kind == "passed" and STAGES[cell.stage].family in RUNS_LIBRARY_OF:
+            canary = self.cpp_canary(device)
+        if canary.kind != "passed":
+            outcome.detail["environment_failure"] = (
+                f"the AOTI canary (a plain model with no Triton kernel) fails too on {device}: {canary.summary()}; "
+                f"AOTInductor is broken here for every model")
+            remedy = remedy or crash_remedy(canary)
+        if remedy:
+            outcome.detail["remedy"] = remedy
+        return outcome
+
+    def cpp_runner(self) -> Outcome:
+        """The C++ runner, built at most once per run (by the first cell that needs it). One that cannot be built
+        is an environment failure of every cell that needs it, with what is missing or the compiler's message."""
+
+        built = Outcome.from_dict(self._once("cpp-runner", lambda workdir: build_runner(
+            self.launcher, workdir, base_env()).to_dict()))
+        if built.kind != "passed":
+            built.detail["environment_failure"] = (
+                f"the C++ runner could not be built against this torch, so no package could be run from C++ "
+                f"(not a fault of the wrapping style): {built.summary()}")
+            built.detail["remedy"] = "python -m compat doctor names what the C++ toolchain lacks"
+        return built
+
+    def canary(self, device: str) -> Outcome:
+        """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""
+
+        return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(
+            self.launcher, workdir, device, base_env()).to_dict()))
+
+    def cpp_canary(self, device: str) -> Outcome:
+        """The canary's package run by the C++ runner, at most once per run."""
+
+        runner = self.cpp_runner()
+        if runner.kind != "passed":
+            return runner
+        package = self.run_dir / "artifacts" / f"canary-{device}" / CANARY_PACKAGE
+        return Outcome.from_dict(self._once(f"canary-cpp-{device}", lambda workdir: run_cpp_canary(
+            self.launcher, workdir, device, str(package), runner.detail["path"], base_env()).to_dict()))
+
+    # ---- fuzz tests ----
+
+    def fuzz_known(self, cell: Cell, stages: list[str]) -> dict[str, list[str]]:
+        return {st: self.known_examples.get(dataclasses.replace(cell, stage=st).id, []) for st in stages}
+
+    def fuzz_outcome(self, cell: Cell) -> Outcome:
+        """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
+        there runs again alone, so its outcome is its own."""
+        among = ("export", cell.stage)
+        group = shared_group(cell, "fuzz")
+        stages = self.selected["fuzz"].get(group, [cell.stage])
+        task, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
+        result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
+        shared, export = result.phases.get(cell.stage), result.phases.get("export")
+        died = ("crashed", "timed_out")
+        if (shared is not None and shared.kind not in died and not cuda_error(shared)) or (
+                export is not None and export.kind not in died + ("passed",) and not cuda_error(export)):
+            return result.outcome(cell.stage, among=among)
+        task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=self.fuzz_known(cell, [cell.stage]))
+        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(cell.stage, among=among)
+
+    # ---- end ----
+
+    def close(self) -> None:
+        """Stop this process's warm servers, and say how many interpreters it started (the benchmark's count)."""
+        self.launcher.close()
+        if self.launcher.started:
+            (self.run_dir / "launchers").mkdir(parents=True, exist_ok=True)
+            write_atomic(self.run_dir / "launchers" / f"{_worker()}.json",
+                         json.dumps({"mode": self.launcher.mode, "interpreters": self.launcher.started}))
+
+
+def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None,
+              known: dict[str, list[str]] | None = None) -> tuple[str, dict[str, Any], float]:
+    """The child that fuzzes `stages` of the cell's family: (task, arguments without the cell, timeout)."""
+    args: dict[str, Any] = {"stages": stages, "profile": profile, "example": example, "known": known or {}}
+    timeout = FUZZ_STAGE_TIMEOUT * (len(stages) + 1)
+    if fuzz_family(cell) == "probe":
+        return "fuzz_probe", args, timeout
+    return "fuzz_export", {**args, "mode": STAGES[cell.stage].export_mode}, timeout
+
+
+def build_counts(run_dir: Path) -> dict[str, Any]:
+    """How many exports and AOTI compiles the run did, how long the compiles took, how many interpreters it started,
+    and any canary's verdict."""
+    artifacts = Path(run_dir) / "artifacts"
+    records = {p.parent.name: json.loads(p.read_text()) for p in sorted(artifacts.glob("*/record.json"))}
+    builds = [r for name, r in records.items() if name.startswith("build-")]
+    library_phases = [BUILD_PHASES[family][0] for family in LIBRARIES]  # "aoti_compile" and its variants
+    compiles = {name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"].get(
+        "compile_seconds") for name, r in records.items() if name.startswith("build-")
+        for phase in library_phases if phase in r["phases"]}
+    canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
+    launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "launchers").glob("*.json"))]
+    return {"exports": sum("export" in b["phases"] for b in builds), "aoti_compiles": len(compiles),
+            "aoti_compile_seconds": compiles, "canaries": canaries,
+            "children": {"mode": ", ".join(sorted({ln["mode"] for ln in launchers})) or None,
+                         "interpreters": sum(ln["interpreters"] for ln in launchers)}}
