@@ -6,6 +6,7 @@ Type-only imports (under `if TYPE_CHECKING:`) count for the packages' rules, a t
 not for circles, which only a runtime import can close."""
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -129,4 +130,4 @@ def test_paths_into_the_checkout_survive_the_package_tree():
     from compat.run.launcher import _child_env
 
     assert SUITE == PACKAGE.parent / "expectations.yaml" and SUITE.is_file()
-    assert _child_env({})["PYTHONPATH"].split(":")[0] == str(PACKAGE.parent)
+    assert _child_env({})["PYTHONPATH"].split(os.pathsep)[0] == str(PACKAGE.parent)
