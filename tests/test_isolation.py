@@ -1,6 +1,7 @@
 """A child that crashes, hangs or exits becomes that phase's outcome, whichever way it was started (forked from the warm
 server, or a fresh interpreter); what fails outside every phase is a harness error; the parent carries on."""
 
+import dataclasses
 import time
 
 import pytest
@@ -44,8 +45,9 @@ def test_segfault_is_crashed_in_the_phase_it_began(launcher, tmp_path):
 def test_hang_is_timed_out_and_killed_with_its_own_children(launcher, tmp_path):
     marker = tmp_path / "pids"
     start = time.monotonic()
-    outcome = _run(launcher, tmp_path, "spawns_and_hangs", timeout=5, marker=str(marker)).outcome("work")
+    outcome = _run(launcher, tmp_path, "spawns_and_hangs", timeout=15, marker=str(marker)).outcome("work")
     assert outcome.kind == "timed_out" and outcome.detail["phase"] == "work"
+    assert "in spawns_and_hangs" in outcome.detail["stderr_tail"]  # where it hung: its stacks, before the kill
     assert time.monotonic() - start < 60
     for pid in map(int, marker.read_text().split()):  # the child and the compiler it started
         assert _gone(pid), f"process {pid} outlived its timeout"
@@ -143,7 +145,7 @@ def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path
     from compat.run.session import RunSession
 
     cell = Cell("silu", "triton_op", "compile_inductor", "float32", "cuda")
-    session = RunSession(tmp_path, [cell])
+    session = RunSession(tmp_path, [dataclasses.replace(cell, stage="eager"), cell])
     alone = []
     monkeypatch.setattr(session, "probe", lambda c: _shared(**probe))
     monkeypatch.setattr(session, "child", lambda c, task, args, timeout, name=None: alone.append(args["stages"])
@@ -151,3 +153,16 @@ def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path
     outcome = session.outcome(cell)
     assert alone == ([reran] if reran else [])
     assert outcome.kind == ("passed" if reran else probe["compile_inductor"])
+
+
+@pytest.mark.parametrize("kind", ["timed_out", "crashed"])
+def test_a_probe_child_that_ran_one_stage_gives_that_stages_own_outcome_without_running_it_again(
+        tmp_path, monkeypatch, kind):
+    from compat.matrix.cells import Cell
+    from compat.run.session import RunSession
+
+    cell = Cell("silu", "triton_op", "compile_dynamic", "float32", "cuda")
+    session = RunSession(tmp_path, [cell])
+    monkeypatch.setattr(session, "probe", lambda c: _shared(compile_dynamic=kind))
+    monkeypatch.setattr(session, "child", lambda *a, **k: pytest.fail("a stage that hung alone was run again"))
+    assert session.outcome(cell).kind == kind

@@ -8,6 +8,7 @@ task records phases, and every phase catches its own exceptions, so anything tha
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import functools
 import json
 from pathlib import Path
@@ -17,6 +18,7 @@ from ..matrix.cases import import_cases
 from .journal import Journal
 
 TASKS: dict[str, Callable[..., None]] = {}
+DUMP_BEFORE_KILL_S = 5.0  # the parent kills a child at its timeout; its stacks are written this long before
 # The task bodies import what they run (torch with it, seconds): the child's journal starts first, so a hang or a
 # crash while importing is the outcome of a phase, not a child that never began.
 
@@ -126,6 +128,8 @@ def run(task_path: str, journal_path: str) -> None:
     journal.start()
     try:
         spec: dict[str, Any] = json.loads(Path(task_path).read_text())
+        if "timeout_s" in spec:  # a child about to be killed for its time leaves its stacks in its log: where it was
+            faulthandler.dump_traceback_later(max(spec["timeout_s"] - DUMP_BEFORE_KILL_S, 1.0))
         # Modules that declare kernels or tasks of their own; a fresh child forks nothing, so CUDA may be initialised.
         import_cases(spec.get("imports", []), "child", forks=False)
         if spec["task"] not in TASKS:

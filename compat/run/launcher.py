@@ -104,6 +104,14 @@ def _tail(path: Path, chars: int = 3000) -> str:
         return ""
 
 
+def _stacks(path: Path, chars: int = 3000) -> str:
+    """The stacks a child wrote before it was killed for its time (compat.child.tasks), innermost frames first; or
+    its log's tail when it wrote none."""
+    text = _tail(path, 1 << 20)
+    start = text.rfind("Timeout (")
+    return text[start:start + chars] if start >= 0 else text[-chars:]
+
+
 def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: float) -> ChildResult:
     """What the child recorded, plus how it ended: a phase it died in is that phase's crash or timeout."""
     result = read_journal(journal)
@@ -112,7 +120,7 @@ def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: 
     if timed_out or unfinished or rc:
         phase = unfinished[-1] if unfinished else "child (outside any phase)"
         if timed_out:
-            died = outcomes.timed_out(timeout, phase, _tail(log))
+            died = outcomes.timed_out(timeout, phase, _stacks(log))
         else:  # exited 0 with a phase open is the child's own bug
             died = outcomes.from_exit(rc or 0, _tail(log), phase)
         if not result.ready and not result.harness_error:
@@ -243,7 +251,7 @@ class Launcher:
         workdir.mkdir(parents=True, exist_ok=True)
         journal, log, spec = workdir / "journal.jsonl", workdir / "child.log", workdir / "task.json"
         journal.unlink(missing_ok=True)
-        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports)}))
+        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports), "timeout_s": timeout}))
         self._stop_if_interrupted()
         try:
             if self.mode == "forked":

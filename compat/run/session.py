@@ -158,10 +158,12 @@ class RunSession:
     def _probed(self, cell: Cell) -> Outcome:
         """A probe stage's outcome from the shared probe child; a phase that crashed or hung there, or met a CUDA
         error (possibly an earlier phase's, which sticks to the process), or was never reached, runs again alone, so
-        its outcome is its own."""
+        its outcome is its own. A child that ran this stage alone already gave its own outcome (a hang is not
+        waited for twice)."""
         result = self.probe(cell)
         shared = result.phases.get(cell.stage)
-        if shared is not None and shared.kind not in ("crashed", "timed_out") and not cuda_error(shared):
+        if shared is not None and (self.selected["cells"].get(shared_group(cell, "cells")) == [cell.stage]
+                                   or shared.kind not in ("crashed", "timed_out") and not cuda_error(shared)):
             return result.outcome(cell.stage, among=(cell.stage,))
         return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s,
                           name="alone").outcome(cell.stage)
