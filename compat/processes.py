@@ -12,6 +12,21 @@ import time
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
+# A child asked for its stacks (faulthandler, registered on this signal in compat.child.tasks) before it is killed for
+# its time; the time it is given to write them.
+STACKS_SIGNAL = signal.SIGUSR1
+STACKS_WAIT_S = 2.0
+
+
+def kill_for_time(pid: int) -> None:
+    """Kill a child that ran out of time, after asking it for its stacks (where it was): the parent has decided the
+    outcome already, so a child that dies while writing them is still one that timed out."""
+    try:
+        os.kill(pid, STACKS_SIGNAL)
+        time.sleep(STACKS_WAIT_S)
+    except ProcessLookupError:
+        pass
+    kill_group(pid)
 
 
 def kill_group(pid: int) -> None:

@@ -60,6 +60,18 @@ def spawns_and_hangs(journal, marker: str):
     time.sleep(3600)
 
 
+@task("test_crashes_when_asked_for_stacks")
+def crashes_when_asked_for_stacks(journal):
+    """A hang whose stack dump itself crashes (as faulthandler's once did, walking a busy thread's frames)."""
+    import signal
+
+    from compat.processes import STACKS_SIGNAL
+
+    journal.begin("work")
+    signal.signal(STACKS_SIGNAL, lambda *_: os.kill(os.getpid(), signal.SIGSEGV))
+    time.sleep(3600)
+
+
 @task("test_globals")
 def globals_seen(journal, value: str):
     """Leaves a mark in this process's state and reports what the previous task left: a fork must show none."""

@@ -45,12 +45,18 @@ def test_segfault_is_crashed_in_the_phase_it_began(launcher, tmp_path):
 def test_hang_is_timed_out_and_killed_with_its_own_children(launcher, tmp_path):
     marker = tmp_path / "pids"
     start = time.monotonic()
+    # 15 s: a fresh interpreter has reached the task by then, so its stacks show where the task hangs.
     outcome = _run(launcher, tmp_path, "spawns_and_hangs", timeout=15, marker=str(marker)).outcome("work")
     assert outcome.kind == "timed_out" and outcome.detail["phase"] == "work"
     assert "in spawns_and_hangs" in outcome.detail["stderr_tail"]  # where it hung: its stacks, before the kill
     assert time.monotonic() - start < 60
     for pid in map(int, marker.read_text().split()):  # the child and the compiler it started
         assert _gone(pid), f"process {pid} outlived its timeout"
+
+
+def test_a_child_that_crashes_while_writing_its_stacks_still_timed_out(launcher, tmp_path):
+    outcome = _run(launcher, tmp_path, "crashes_when_asked_for_stacks", timeout=3).outcome("work")
+    assert (outcome.kind, outcome.detail["phase"]) == ("timed_out", "work")
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..matrix.cases import import_cases
+from ..processes import STACKS_SIGNAL
 from .journal import Journal
 
 TASKS: dict[str, Callable[..., None]] = {}
-DUMP_BEFORE_KILL_S = 5.0  # the parent kills a child at its timeout; its stacks are written this long before
 # The task bodies import what they run (torch with it, seconds): the child's journal starts first, so a hang or a
 # crash while importing is the outcome of a phase, not a child that never began.
 
@@ -125,11 +125,12 @@ def run(task_path: str, journal_path: str) -> None:
     """The child's main: read the task, import what it names, run it. What fails outside every phase is journaled as
     the harness's error and raised (the child then exits non-zero)."""
     journal = Journal(journal_path)
+    # Asked before it is killed for its time, the child writes its stacks to its log (compat.processes.kill_for_time).
+    # On the parent's signal, not a watchdog thread's timer: that one walked a busy thread's frames and crashed it.
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)
     journal.start()
     try:
         spec: dict[str, Any] = json.loads(Path(task_path).read_text())
-        if "timeout_s" in spec:  # a child about to be killed for its time leaves its stacks in its log: where it was
-            faulthandler.dump_traceback_later(max(spec["timeout_s"] - DUMP_BEFORE_KILL_S, 1.0))
         # Modules that declare kernels or tasks of their own; a fresh child forks nothing, so CUDA may be initialised.
         import_cases(spec.get("imports", []), "child", forks=False)
         if spec["task"] not in TASKS:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import select
 import signal
@@ -30,7 +31,7 @@ from ..child.toolchain import ISA_FILE_ENV
 from ..errors import HarnessError
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
-from ..processes import kill_group, parent_death_signal
+from ..processes import kill_for_time, kill_group, parent_death_signal
 from .options import DEFAULT_MODE, MODES
 
 SERVER_START_S = 900.0  # importing torch and the suite, on a machine busy with a whole run
@@ -104,12 +105,17 @@ def _tail(path: Path, chars: int = 3000) -> str:
         return ""
 
 
-def _stacks(path: Path, chars: int = 3000) -> str:
-    """The stacks a child wrote before it was killed for its time (compat.child.tasks), innermost frames first; or
-    its log's tail when it wrote none."""
+# One thread's stack in faulthandler's dump; a dump is a run of them.
+_THREAD = r"(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):\n(?:  .*\n)*\n?"
+_DUMP = re.compile(f"(?:{_THREAD})+")
+
+
+def _stacks(path: Path, chars: int = 4000) -> str:
+    """The stacks a child wrote when it was asked before being killed for its time (compat.processes.kill_for_time),
+    innermost frames first; or its log's tail when it wrote none."""
     text = _tail(path, 1 << 20)
-    start = text.rfind("Timeout (")
-    return text[start:start + chars] if start >= 0 else text[-chars:]
+    dumps = _DUMP.findall(text)
+    return dumps[-1][:chars] if dumps else text[-chars:]
 
 
 def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: float) -> ChildResult:
@@ -197,7 +203,7 @@ class Server:
             ended = self._read(timeout)
             timed_out = ended is None
             if timed_out:
-                kill_group(pid)
+                kill_for_time(pid)
                 ended = self._read(60)
         except EOFError:
             raise self._died("while its child ran") from None
@@ -251,7 +257,7 @@ class Launcher:
         workdir.mkdir(parents=True, exist_ok=True)
         journal, log, spec = workdir / "journal.jsonl", workdir / "child.log", workdir / "task.json"
         journal.unlink(missing_ok=True)
-        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports), "timeout_s": timeout}))
+        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports)}))
         self._stop_if_interrupted()
         try:
             if self.mode == "forked":
@@ -278,7 +284,7 @@ class Launcher:
             try:
                 return proc.wait(timeout=timeout), False
             except subprocess.TimeoutExpired:
-                kill_group(proc.pid)
+                kill_for_time(proc.pid)
                 proc.wait()
                 return None, True
             except BaseException:
