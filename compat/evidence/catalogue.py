@@ -23,7 +23,7 @@ class Known:
     match: str
     reason: str
     rewrite: str | None = None
-    kind: str = "failed"  # or "mismatch", "crashed": then only the cell filters below apply
+    kind: str = "failed"  # or "mismatch", "crashed", "timed_out": then only the cell filters below apply
     kernels: tuple[str, ...] | None = None  # None: any kernel
     devices: tuple[str, ...] | None = None  # None: any device
     styles: tuple[str, ...] | None = None  # None: any style
