@@ -7,6 +7,8 @@ What you declare about your own kernels (see compat.matrix.contract, and the REA
     from compat import Known, register_known   # a failure you know, with its reason
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
 # Imported on first use: `import compat` (the CLI's --version, its help) does not import torch.
@@ -20,7 +22,5 @@ __all__ = ["__version__", *_API]
 
 def __getattr__(name):
     if name in _API:
-        import importlib
-
         return getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,15 +7,14 @@ imports nothing of the suite's: loading it costs a pytest that does not use it n
 from __future__ import annotations
 
 import os
-from importlib.metadata import entry_points
 
 import pytest
 
 from .errors import CompatError
+from .matrix.cases import installed_case_modules
 from .run.options import AXES, OPTIONS
 from .run.workers import auto_workers, gib_per_worker, visible_gpus
 
-CASES_GROUP = "triton_export_compat.cases"  # entry points of installed packages that declare kernels
 INACTIVE = ("the triton-export-compat plugin is off in this repository: name the modules that declare your kernels "
             "in your pytest ini (compat_cases = mypkg.compat_cases), or give a --compat option")
 _KEY = pytest.StashKey[object]()
@@ -39,8 +38,7 @@ def pytest_addoption(parser):
 
 def case_modules(config) -> tuple[str, ...]:
     """The modules that declare kernels: the ini's `compat_cases`, and the entry points of installed packages."""
-    installed = [ep.value.split(":")[0] for ep in entry_points(group=CASES_GROUP)]
-    return tuple(dict.fromkeys([*config.getini("compat_cases"), *installed]))
+    return tuple(dict.fromkeys([*config.getini("compat_cases"), *installed_case_modules()]))
 
 
 def active(config) -> bool:

@@ -6,7 +6,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from compat.__main__ import DOCS, main, render_docs
+from compat.__main__ import main
+from compat.run.commands import DOCS, render_docs
 from compat.evidence import verdicts
 from compat.report import page, recommend, report
 from compat.report.summary import summary_lines

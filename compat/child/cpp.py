@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
 from torch.jit._pickle import build_tensorlist, restore_type_tag
+from torch.utils import cpp_extension
 
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
@@ -40,9 +42,6 @@ USAGE_EXIT = 2
 
 def toolchain() -> dict[str, Any]:
     """What building the runner needs, and which of it this machine lacks (`missing`, each naming its remedy)."""
-    import torch
-    from torch.utils import cpp_extension
-
     compiler = cpp_extension.get_cxx_compiler()  # $CXX, else c++: what torch's own extension builds use
     includes, libdirs = cpp_extension.include_paths(), cpp_extension.library_paths()
     missing = []
@@ -91,8 +90,6 @@ def run_package(runner: str, package: str, points: list[tuple], device: str, wor
                 timeout_s: float) -> tuple[Outcome, list | None, dict]:
     """Run the runner on `package` with the flat inputs of each check point: (the load's outcome, the outputs per
     point or None, the runner's report). The steady state is timed only where latency is recorded (CUDA)."""
-    import torch
-
     files = {name: workdir / f"cpp_{name}" for name in ("inputs.pt", "outputs.pt", "report.json")}
     torch.save([[t.detach().cpu().contiguous() for t in point] for point in points], files["inputs.pt"])
     warmup, reps = (latency.WARMUP, latency.REPS) if device == "cuda" else (0, 0)
@@ -135,8 +132,6 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         return outcome
 
     def check() -> Outcome:
-        import torch
-
         comparisons = []
         with torch.no_grad():
             for point, got in zip(holder["points"], holder["outputs"]):

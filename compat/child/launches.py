@@ -47,7 +47,7 @@ def _launchers() -> list[type]:
     """The classes whose `run` launches a kernel: Triton's jit function, and its interpreter's."""
 
     classes = [JITFunction]
-    with contextlib.suppress(ImportError):
+    with contextlib.suppress(ImportError):  # optional: a Triton without the interpreter has no such class
         from triton.runtime.interpreter import InterpretedFunction
 
         classes.append(InterpretedFunction)

@@ -19,7 +19,7 @@ from ..processes import STACKS_SIGNAL
 from .journal import Journal
 
 TASKS: dict[str, Callable[..., None]] = {}
-# The task bodies import what they run (torch with it, seconds): the child's journal starts first, so a hang or a
+# The task bodies (and _cell) import what they run (torch with it, seconds): the child's journal starts first, so a hang or a
 # crash while importing is the outcome of a phase, not a child that never began.
 
 

@@ -23,7 +23,7 @@ WAIT_S = 600.0
 def detect(path: str) -> None:
     """Run Inductor's own detection and write what it found (or why it could not)."""
     start = time.monotonic()
-    try:
+    try:  # torch here, not at the top: the parent imports this module for its names (compat.run.launcher)
         import torch
         from torch._inductor import cpu_vec_isa
 
@@ -50,7 +50,7 @@ def apply(path: str | None = None, wait_s: float = WAIT_S) -> dict:
             return {"applied": False, "why": f"no detection after {wait_s:.0f} s"}
         time.sleep(0.2)
     found = json.loads(Path(path).read_text())
-    import torch
+    import torch  # as in detect
     from torch._inductor import cpu_vec_isa
 
     if "error" in found or found["torch"] != torch.__version__:

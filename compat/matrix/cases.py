@@ -13,12 +13,19 @@ from __future__ import annotations
 import contextlib
 import importlib
 import traceback
+from importlib.metadata import entry_points
 from typing import Iterable, Iterator
 
 from ..errors import CompatError
 
+CASES_GROUP = "triton_export_compat.cases"  # entry points of installed packages that declare kernels
 FIX = ("read the device when a launch first needs it (inside a function, cached with functools.cache), not at "
        "import; or run with --compat-children=fresh (a new interpreter per task: slower)")
+
+
+def installed_case_modules() -> list[str]:
+    """The modules installed packages declare kernels in (their CASES_GROUP entry points)."""
+    return [ep.value.split(":")[0] for ep in entry_points(group=CASES_GROUP)]
 
 
 @contextlib.contextmanager

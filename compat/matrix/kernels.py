@@ -129,7 +129,7 @@ TMA_BLOCK = (16, 64)
 
 
 def launch_silu_tma(kernel, meta, x: TorchTensor) -> TorchTensor:
-    from triton.tools.tensor_descriptor import TensorDescriptor
+    from triton.tools.tensor_descriptor import TensorDescriptor  # Triton >= 3.4 only: _needs_host_tma says so first
 
     _contiguous(x)
     out = torch.empty_like(x)
@@ -154,7 +154,7 @@ def sigmoid_silu_reference(x: TorchTensor) -> tuple[TorchTensor, TorchTensor]:
 
 def _needs_host_tma(device: str) -> Optional[str]:
     try:
-        import triton.tools.tensor_descriptor  # noqa: F401
+        import triton.tools.tensor_descriptor  # noqa: F401 - optional: the host TMA API, Triton >= 3.4
     except ImportError:
         return f"triton {triton.__version__} has no triton.tools.tensor_descriptor (host TMA API, Triton >= 3.4)"
     if device == "cuda" and torch.cuda.get_device_capability() < (9, 0):

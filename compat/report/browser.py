@@ -15,7 +15,7 @@ def available() -> bool:
     if not (CHROMIUM.exists() and DRIVER.exists() and shutil.which("chromium")):
         return False
     try:
-        import selenium  # noqa: F401
+        import selenium  # noqa: F401 - an optional dependency (the docs extra)
     except ImportError:
         return False
     return True
@@ -23,7 +23,7 @@ def available() -> bool:
 
 def chromium(width: int = 1600, height: int = 1000):
     """A headless Chromium driver with a window of the given size."""
-    from selenium import webdriver
+    from selenium import webdriver  # optional (the docs extra): available() says whether it is there
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)

@@ -10,6 +10,8 @@ AXES = ("kernel", "style", "stage", "dtype", "device")
 # How children start (compat.run.launcher): forked from a warm server per worker, or a fresh interpreter per task.
 MODES = ("forked", "fresh")
 DEFAULT_MODE = "forked" if sys.platform.startswith("linux") else "fresh"
+RUNS_DIR = "compat-results"  # where `python -m compat run` writes by default: never the committed results/
+REPORT_DIR = "compat-report"  # where `report` and `versions` write by default: never the published docs/
 
 OPTIONS = (
     (("--compat-results",), dict(default="compat-results.json", metavar="PATH",

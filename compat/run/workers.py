@@ -27,7 +27,7 @@ def gib_per_worker() -> float:
 
 def visible_gpus() -> list[tuple[str, float]]:
     """(CUDA_VISIBLE_DEVICES entry, total memory in GiB) for each GPU this process sees."""
-    import torch
+    import torch  # here, not at the top: the plugin imports this module, and loads torch only where it is asked for
 
     if not torch.cuda.is_available():
         return []

@@ -1,0 +1,224 @@
+"""The CLI's commands (compat.__main__ parses, these do): run the matrix under pytest, render, diff, accept, merge,
+the versions page, one fuzz example, a namespace's coverage. Each returns its exit status (compat.__main__ lists
+them); bad input raises CompatError."""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import json
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ..atomic import check_writable, write_atomic
+from ..errors import CompatError
+from ..evidence import diff, results, versions
+from ..evidence.baseline import neighbours
+from ..evidence.expectations import Expectations, Run, accept, measured_on
+from ..evidence.outcomes import Outcome
+from ..matrix.cases import import_cases, installed_case_modules
+from ..matrix.cells import in_matrix, parse_cell_id
+from ..matrix.strategies import DEFAULT_PROFILE, Example
+from ..report import coverage, page, report, upgrade
+from .environment import describe, machine_label
+from .launcher import Launcher
+from .doctor import main as doctor
+from .options import RUNS_DIR
+from .session import child_env, fuzz_task
+
+# The matrix's tests ship in the package: pytest collects this file (imported here, it would load the plugin first).
+MATRIX_TESTS = Path(__file__).resolve().parents[1] / "testing.py"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: the suite's own expectations.yaml
+DOCS = {"md": "SUPPORT_MATRIX.md", "html": "support_matrix.html"}
+VERSION_DOCS = {"md": "VERSIONS.md", "html": "versions.html"}
+OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
+# pytest's exit codes in the rule above: tests failed, interrupted, internal error, usage error, nothing collected.
+PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
+
+INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def _ini_file(where: Path) -> Path | None:
+    """The pytest configuration of the directory the run starts from (its compat_cases, its expectations)."""
+    for name in INI_FILES:
+        path = where / name
+        if path.is_file() and (name.startswith(("pytest", ".pytest")) or "pytest" in path.read_text(errors="replace")):
+            return path
+    return None
+
+
+def _ini_settings(where: Path) -> dict[str, list[str]]:
+    """compat_cases, compat_expectations and pythonpath from the pytest configuration of `where`."""
+    ini = _ini_file(where)
+    if ini is None:
+        return {}
+    if ini.name == "pyproject.toml":
+        table = tomllib.loads(ini.read_text()).get("tool", {}).get("pytest", {}).get("ini_options", {})
+        return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in table.items()}
+    parser = configparser.ConfigParser()
+    parser.read(ini)
+    section = next((s for s in ("pytest", "tool:pytest") if parser.has_section(s)), None)
+    return {k: v.split() for k, v in parser.items(section)} if section else {}
+
+
+def _repository(where: Path) -> str | None:
+    """Make the directory's own kernels known, as its pytest run would (its compat_cases, importable through its
+    pythonpath); return the expectations file its ini names, if any."""
+    settings = _ini_settings(where)
+    sys.path[:0] = [str(where / p) for p in settings.get("pythonpath", [])]
+    modules = [*settings.get("compat_cases", []), *installed_case_modules()]
+    import_cases(dict.fromkeys(modules), forks=False)  # this process forks nothing
+    named = settings.get("compat_expectations")
+    return str(where / named[0]) if named else None
+
+
+def _expectations_path(args: argparse.Namespace) -> str:
+    """The expectations accept and merge use: the one named, else the directory's (its ini's, or its
+    expectations.yaml), else the suite's own."""
+    here = Path.cwd()
+    return args.expectations or args.repository_expectations or next(
+        (str(p) for p in [here / "expectations.yaml"] if p.exists()), str(ROOT / "expectations.yaml"))
+
+
+def _run(args: argparse.Namespace, extra: list[str]) -> int:
+    here = Path.cwd()
+    results = args.results or str(Path(RUNS_DIR) / f"{machine_label(describe())}.json")
+    ini = _ini_file(here)
+    # The matrix's tests ship with the package, so the run works from any directory; the directory it starts from
+    # gives the configuration: its ini (compat_cases, compat_expectations) and its expectations.yaml.
+    pytest_args = [str(MATRIX_TESTS), "--rootdir", str(here), *(["-c", str(ini)] if ini else []), "-p", "compat.plugin",
+                   "-n", args.workers, "--dist", "loadgroup", f"--compat-results={results}", *extra]
+    print(f"pytest {' '.join(pytest_args)}", flush=True)
+    code = int(pytest.main(pytest_args))
+    if code == 5:
+        print("error: the selection matched no cell", file=sys.stderr)
+    return PYTEST_EXIT.get(code, INTERNAL)
+
+
+def render_docs(results_path: str) -> dict[str, str]:
+    """The documentation pages generated from one results file, by file name."""
+    doc = results.load(results_path)
+    return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: page.html_page(doc, results_path)}
+
+
+def _writable(path: Path, option: str) -> None:
+    try:
+        check_writable(path)
+    except OSError as exc:
+        raise CompatError(f"{option} {path}: cannot be written ({exc}); nothing was written") from None
+
+
+def _report(args: argparse.Namespace) -> int:
+    pages = render_docs(args.results)
+    out = Path(args.out_dir)
+    for name in pages:
+        _writable(out / name, "--out-dir")
+    for name, text in pages.items():
+        write_atomic(out / name, text)
+        print(out / name)
+    return OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    old, new = results.load(args.old), results.load(args.new)
+    if args.output:
+        _writable(Path(args.output), "--output")
+        # The comment form within GitHub's limit; what it leaves out goes to a full listing beside it.
+        output = Path(args.output)
+        full = output.with_name(f"{output.stem}.full{output.suffix or '.md'}")
+        text, left_out = upgrade.markdown(old, new, args.old, args.new, limit=diff.COMMENT_LIMIT, full_link=full.name)
+        if left_out:
+            write_atomic(full, upgrade.markdown(old, new, args.old, args.new)[0])
+        elif full.exists():
+            full.unlink()  # an earlier, longer diff's listing would no longer match the comment
+        write_atomic(output, text)
+    else:
+        text, _ = upgrade.markdown(old, new, args.old, args.new)
+    print(text, end="")
+    # Across hosts, a regression the host explains (no GPU on the new side) is not the version's: it does not count.
+    return FOUND if diff.regressed(diff.compare(old, new), host_effects=False) else OK
+
+
+def _accept(args: argparse.Namespace) -> int:
+    path = _expectations_path(args)
+    doc = results.load(args.results)
+    exp = Expectations.load(path)
+    observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
+    run = Run.from_env(doc["environment"])
+    changes = accept(exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True))
+    findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in doc.get("fuzz") or []}
+    changes += accept(exp, findings, run, measured_on(doc["environment"]), section="fuzz")
+    for change in changes:
+        print(f"accepted: {change}")
+    left_out = sum(not in_matrix(cell_id) for cell_id in observed)
+    print(f"{len(changes)} change(s) written to {exp.path}"
+          + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else ""))
+    return OK
+
+
+def _versions(args: argparse.Namespace) -> int:
+    docs = [(p, results.load(p)) for p in args.results]
+    exp = Expectations.load(_expectations_path(args))
+    out = Path(args.out_dir)
+    _writable(out / VERSION_DOCS["md"], "--out-dir")
+    for name, text in ((VERSION_DOCS["md"], versions.markdown(docs, exp)), (VERSION_DOCS["html"],
+                                                                              versions.html_page(docs, exp))):
+        write_atomic(out / name, text)
+        print(out / name)
+    return OK
+
+
+def _merge(args: argparse.Namespace) -> int:
+    doc = results.merge(args.results, Expectations.load(_expectations_path(args)))
+    _writable(Path(args.out), "OUT")
+    results.write(args.out, doc)
+    s = doc["summary"]
+    print(f"{args.out}: {s['cells']} cells from {len(args.results)} runs, {s['unexpected']} differ from expectations")
+    return OK
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    """One example through the cell's artifact, built in a child with the cell's environment, as the fuzz test did."""
+    cell = parse_cell_id(args.cell, "python -m compat fuzz")
+    try:
+        Example.from_json(args.example)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer")
+    task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
+    with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
+        launcher = Launcher(Path(workdir))
+        try:
+            outcome = launcher.run(task, {"cell": cell.id, **task_args}, workdir=Path(workdir) / "child",
+                                   env=child_env(cell), timeout=timeout).outcome(cell.stage, among=("export", cell.stage))
+        finally:
+            launcher.close()
+    print(json.dumps(outcome.to_dict(), indent=1, default=str))
+    print(f"{cell.id}: {outcome.summary()}")
+    return OK if outcome.kind == "passed" else FOUND
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    """The ops a package registers under each namespace (once the directory's compat_cases are imported), and the
+    declarations as shipped that gate them."""
+    for line in coverage.lines(args.namespaces):
+        print(line)
+    if any(not coverage.registered(ns) for ns in args.namespaces):
+        raise CompatError(f"no op is registered under {', '.join(ns for ns in args.namespaces if not coverage.registered(ns))}"
+                          f": name a namespace a compat_cases module's imports register")
+    return FOUND if args.fail_undeclared and any(coverage.undeclared(ns) for ns in args.namespaces) else OK
+
+
+def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
+    """Run the parsed command; `extra`: the arguments `run` passes on to pytest."""
+    if args.command == "run":
+        return _run(args, extra)
+    if args.command == "doctor":
+        return doctor()
+    # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
+    args.repository_expectations = _repository(Path.cwd())
+    return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
+            "fuzz": _fuzz, "coverage": _coverage}[args.command](args)
