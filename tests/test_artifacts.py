@@ -20,8 +20,8 @@ def test_deprecations_records_the_aoti_api_notice_only():
         logging.getLogger("torch._export").warning("torch._export.aot_compile()/torch._export.aot_load() is being "
                                                    "deprecated, please switch")
         logging.getLogger("torch._export").warning("an unrelated warning")
-        warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated", FutureWarning)
-        warnings.warn("aot_load is deprecated", DeprecationWarning)
+        warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated", FutureWarning, stacklevel=1)
+        warnings.warn("aot_load is deprecated", DeprecationWarning, stacklevel=1)
     assert said == ["torch._export.aot_compile()/torch._export.aot_load() is being deprecated, please switch",
                     "DeprecationWarning: aot_load is deprecated"]
 

@@ -78,7 +78,7 @@ def test_bad_input_is_named(tmp_path, capsys, content, fragment):
 def test_real_runs_gpu_torch_2_11_against_cpu_torch_2_13():
     from compat.evidence import results
 
-    gpu, cpu = (results.load(p) for p in (ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_gpu-merged.json.gz",
+    gpu, cpu = (results.load(p) for p in (ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz",
                                           ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"))
     groups = diff.compare(gpu, cpu)
     # torch 2.13's wrap_triton hands back an interpreted kernel instead of rejecting it: eager works again.

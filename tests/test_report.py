@@ -7,10 +7,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from compat.__main__ import main
-from compat.run.commands import DOCS, render_docs
 from compat.evidence import verdicts
 from compat.report import page, recommend, report
 from compat.report.summary import summary_lines
+from compat.run.commands import DOCS, render_docs
 
 from .docs_fixtures import DATA_PTR, cell, doc, fuzz, writeup
 

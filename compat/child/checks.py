@@ -52,7 +52,7 @@ def compare_outputs(got, want, label: str, names: list[str] | None = None, compu
     if len(want) == 1:
         return [numerics.compare(got[0], want[0], label, computed_in)]
     names = names if names and len(names) == len(want) else [f"output {i}" for i in range(len(want))]
-    return [numerics.compare(g, w, f"{label}, {n}", computed_in) for n, g, w in zip(names, got, want)]
+    return [numerics.compare(g, w, f"{label}, {n}", computed_in) for n, g, w in zip(names, got, want, strict=False)]
 
 
 def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
@@ -247,7 +247,7 @@ def opcheck(c: "Cell") -> Outcome:
     detail = {}
     for variant in kernel.variants():
         args = _op_args(c, check_points(c)[1], variant)
-        for spec, a in zip(kernel.inputs, args):
+        for spec, a in zip(kernel.inputs, args, strict=False):
             if getattr(spec, "differentiable", False) and isinstance(a, torch.Tensor) and a.is_floating_point():
                 a.requires_grad_(gradients and spec.name not in kernel.mutates)
         label = kernel.variant_label(variant) or "defaults"
@@ -387,7 +387,7 @@ def compile_backward(c: "Cell") -> Outcome:
     def grads(m, fn) -> dict:
         m.zero_grad(set_to_none=True)
         args = {name: a.requires_grad_(name in wanted and a.is_floating_point())
-                for name, a in zip(names, inputs(c, point))}
+                for name, a in zip(names, inputs(c, point), strict=False)}
         outs = [o for o in kernel_outputs(fn(*args.values())) if isinstance(o, torch.Tensor) and o.requires_grad]
         cotangents = [torch.randn(o.shape, generator=torch.Generator().manual_seed(workload.SEED + i)).to(o)
                       for i, o in enumerate(outs)]

@@ -134,7 +134,7 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
     def check() -> Outcome:
         comparisons = []
         with torch.no_grad():
-            for point, got in zip(holder["points"], holder["outputs"]):
+            for point, got in zip(holder["points"], holder["outputs"], strict=False):
                 got = tuple(t.to(workload.torch_device(cell.device)) for t in got)  # the runner wrote host copies
                 comparisons += compare_outputs(got, holder["reference"](*inputs(cell, point)), workload.label(point),
                                                computed_in=cell.dtype)
@@ -142,7 +142,7 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         report = holder["report"]
         if result.kind == "passed" and latency.wanted(cell):
             result.detail["latency"] = latency.entry(report["first_call_ms"], dict(zip(
-                map(workload.label, holder["points"]), zip(report["steady_us"], report["steady_best_us"]))),
+                map(workload.label, holder["points"]), zip(report["steady_us"], report["steady_best_us"], strict=False), strict=False)),
                 report["clock"])
         return result
 

@@ -59,7 +59,7 @@ def apply(path: str | None = None, wait_s: float = WAIT_S) -> dict:
     isas = [known.get((entry["class"], entry["name"])) for entry in found["isas"]]
     if None in isas:
         return {"applied": False, "why": "this torch declares other ISAs than the detection found"}
-    for isa, entry in zip(isas, found["isas"]):
+    for isa, entry in zip(isas, found["isas"], strict=False):
         for key, value in entry["attrs"].items():  # what the checks set (avx512_bf16, amx_fp16 support)
             setattr(isa, key, value)
         type(isa).__bool__ = lambda self: True  # the check it passed, not run again

@@ -51,13 +51,13 @@ def cuda_initialisations() -> Iterator[list[str]]:
         return call
 
     made_before = _triton_driver_made()
-    for (owner, name, what), original in zip(watched, originals):
+    for (owner, name, what), original in zip(watched, originals, strict=False):
         if original is not None:
             setattr(owner, name, watch(original, what))
     try:
         yield calls
     finally:
-        for (owner, name, _), original in zip(watched, originals):
+        for (owner, name, _), original in zip(watched, originals, strict=False):
             if original is not None:
                 setattr(owner, name, original)
         if not made_before and _triton_driver_made() and not calls:

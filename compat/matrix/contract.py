@@ -177,7 +177,7 @@ class Tunable:
             return [triton.Config(dict(c.kwargs), num_warps=c.num_warps, num_stages=c.num_stages, num_ctas=c.num_ctas,
                                   pre_hook=pre_hook or c.pre_hook) for c in self.configs]
         names = list(self.choices)
-        return [triton.Config(dict(zip(names, values)), pre_hook=pre_hook)
+        return [triton.Config(dict(zip(names, values, strict=False)), pre_hook=pre_hook)
                 for values in itertools.product(*self.choices.values())]
 
 
@@ -332,7 +332,7 @@ class Contract:
         OneOf's alternatives), the defaults first: each is a call in every model, so every stage runs them all."""
         names = [a.name for a in self.inputs]
         choices = [a.choices() if isinstance(a, (Tensor, OneOf)) else a.values() for a in self.inputs]
-        return [dict(zip(names, combination)) for combination in itertools.product(*choices)]
+        return [dict(zip(names, combination, strict=False)) for combination in itertools.product(*choices)]
 
     def variant_label(self, variant: dict[str, Any]) -> str:
         """What sets a variant apart from the first (the defaults), for comparison labels."""
@@ -376,7 +376,7 @@ class Contract:
         backward after them); an op that only writes into its inputs gives those inputs."""
         result = fn(*args)
         if not self.outputs:
-            return tuple(arg for a, arg in zip(self.inputs, args) if a.name in self.mutates)
+            return tuple(arg for a, arg in zip(self.inputs, args, strict=False) if a.name in self.mutates)
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         return result[:len(self.outputs)] if getattr(self, "saved", ()) else result
 

@@ -77,7 +77,7 @@ def call_variants(kernel: "Kernel", plans: list[tuple], fn: Callable, provided) 
 
 
 def run_plan(names: tuple[str, ...], steps: tuple, provided, copy_written: bool = False) -> list:
-    tensors, first, args = dict(zip(names, provided)), provided[0], []
+    tensors, first, args = dict(zip(names, provided, strict=False)), provided[0], []
     for how, name, value in steps:
         if how == "value":
             args.append(value)

@@ -283,8 +283,8 @@ def _warmup_launch(kernel: Kernel):
 
 def _split(kernel: Kernel, args: tuple) -> tuple[list, list]:
     """(the tensor arguments, to save for backward; the others, to keep as they are)."""
-    return ([a for spec, a in zip(kernel.inputs, args) if isinstance(spec, Tensor)],
-            [a for spec, a in zip(kernel.inputs, args) if not isinstance(spec, Tensor)])
+    return ([a for spec, a in zip(kernel.inputs, args, strict=False) if isinstance(spec, Tensor)],
+            [a for spec, a in zip(kernel.inputs, args, strict=False) if not isinstance(spec, Tensor)])
 
 
 def _merge(kernel: Kernel, tensors: list, others: list) -> list:

@@ -9,10 +9,10 @@ import configparser
 import json
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from ..atomic import check_writable, write_atomic
 from ..errors import CompatError
@@ -24,9 +24,9 @@ from ..matrix.cases import import_cases, installed_case_modules
 from ..matrix.cells import in_matrix, parse_cell_id
 from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, page, report, upgrade
+from .doctor import main as doctor
 from .environment import describe, machine_label
 from .launcher import Launcher
-from .doctor import main as doctor
 from .options import RUNS_DIR
 from .session import child_env, fuzz_task
 
@@ -187,7 +187,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     try:
         Example.from_json(args.example)
     except (ValueError, KeyError, TypeError) as exc:
-        raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer")
+        raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer") from None
     task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
     with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
         launcher = Launcher(Path(workdir))
