@@ -131,3 +131,28 @@ def test_paths_into_the_checkout_survive_the_package_tree():
 
     assert SUITE == PACKAGE.parent / "expectations.yaml" and SUITE.is_file()
     assert _child_env({})["PYTHONPATH"].split(os.pathsep)[0] == str(PACKAGE.parent)
+
+
+MAX_FUNCTION_IMPORTS = 40
+
+
+def _function_imports():
+    """(path, line, whether its reason is given) for each import inside a function: a comment on its line or the two
+    above, or a child task's body (compat.child.tasks says why those import what they run)."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = path.read_text().split("\n")
+        for fn in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            task = any(isinstance(d, ast.Call) and getattr(d.func, "id", None) == "task" for d in fn.decorator_list)
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    near = "".join(lines[max(node.lineno - 3, 0):node.lineno])
+                    yield path.relative_to(PACKAGE.parent), node.lineno, task or fn.name == "_cell" or "#" in near
+
+
+def test_imports_inside_functions_are_few_and_each_says_why():
+    found = list(_function_imports())
+    assert len(found) <= MAX_FUNCTION_IMPORTS, f"{len(found)} imports inside functions; at most {MAX_FUNCTION_IMPORTS}"
+    silent = [f"{path}:{line}" for path, line, why in found if not why]
+    assert not silent, f"imports inside functions without a reason (a comment on or just above the line): {silent}"

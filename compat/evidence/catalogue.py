@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..matrix.styles import styles_where
+
 INTERPRETER = ("cpu_interpret",)
 CPU = ("cpu", "cpu_interpret")
 
@@ -61,13 +63,9 @@ WRAP_TRITON_REFUSES = r"wrap_triton only works on functions annotated with trito
 # Triton 3.9 says the second where earlier ones said the first (torch 2.15: TritonUnavailableError).
 NO_GPU_LAUNCH = (r"0 active drivers|triton not built with the 'cpu' backend|"
                  r"Pointer argument \(at \d+\) cannot be accessed from Triton \(cpu tensor\?\)")
-HEURISTIC_GUARD = ("heuristics_raw", "heuristics_triton_op", "autotune_heuristics_triton_op",
-                   "heuristics_autotune_triton_op")
+HEURISTIC_GUARD = styles_where(lambda s: s.heuristics == "size")  # a guard on the size the heuristics read
 
-TRITON_OP_STYLES = ("triton_op", "triton_op_cpu_fallback", "triton_op_flops", "triton_op_subclass", "autotune_triton_op",
-               "autotune_prune_triton_op", "autotune_restore_value_triton_op", "autotune_reset_to_zero_triton_op",
-               "do_not_specialize_triton_op", "heuristics_triton_op", "autotune_heuristics_triton_op",
-               "heuristics_autotune_triton_op", "register_autograd")  # the styles whose op is a triton_op: its launch can be traced into the graph
+TRITON_OP_STYLES = styles_where(lambda s: s.traced_op)  # a triton_op's launch, traced into the graph
 # A fuzz mismatch that computed wrong values on a view (not one that returned nothing, nor one on a contiguous input).
 WRONG_VALUES = r", (transposed|sliced|strided): \d+ element\(s\)"
 # What a view needs of a traced launch: a .contiguous() inside the traced code runs once, on the contiguous example,
@@ -77,9 +75,8 @@ VIEW_REWRITE = ("pass contiguous inputs (call .contiguous() before the exported 
                 "traced code); a .contiguous() inside the traced op copies nothing on the contiguous example and "
                 "leaves no copy in the graph")
 # Launched outside any op, so an exported graph holds the launch itself.
-RAW_LAUNCH = ("raw_jit", "wrap_triton", "autotune_raw", "heuristics_raw", "autograd_function", "device_context",
-              "autograd_wrap_triton", "wrapper_outside", "heuristics_constant_raw")
-HEURISTICS_OUTERMOST = ("heuristics_triton_op", "heuristics_constant_triton_op", "heuristics_autotune_triton_op")
+RAW_LAUNCH = styles_where(lambda s: s.raw_launch)
+HEURISTICS_OUTERMOST = styles_where(lambda s: s.traced_op and s.heuristics_outermost)  # what wrap_triton refuses
 EXPORTED = ("export_", "save_load_", "decompose_", "aoti_")  # the stages made from an exported program
 PACKAGE_API = "torch._inductor.aoti_compile_and_package + aoti_load_package, as torch's deprecation notice says"
 HEURISTIC_REWRITE = ("make heuristics depend on static sizes only, or export with a Dim range on one side of the "

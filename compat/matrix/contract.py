@@ -407,7 +407,9 @@ class Kernel(Contract):
     tunable: Optional[Tunable] = None
     backward: Optional[Backward] = None
     saved: tuple[str, ...] = ()  # tensors the launch returns after the outputs, for the backward (mean, rstd)
-    styles: Optional[tuple[str, ...]] = None  # None: every style whose needs the kernel meets
+    # None: every style whose needs the kernel meets; else the style names, or a test of a Style's attributes (a
+    # style added later joins by its attributes), which then needs `styles_why`
+    styles: Optional[tuple[str, ...] | Callable[[Any], bool]] = None
     styles_why: str = ""  # why the styles not listed in `styles` do not apply
     devices: Optional[tuple[str, ...]] = None  # None: every device a style can run it on
 
@@ -417,6 +419,8 @@ class Kernel(Contract):
         yield from super()._problems()
         if not callable(self.launch):
             yield "launch is not callable"
+        if callable(self.styles) and not self.styles_why:
+            yield "styles is a test of a style's attributes: say in styles_why why the others do not apply"
         if self.embedding not in EMBEDDINGS:
             yield f"embedding {self.embedding!r} is none of {EMBEDDINGS}"
         elif self.embedding == "sandwich" and not (isinstance(self.inputs[0], Tensor) and self.inputs[0].dims is None):

@@ -305,11 +305,20 @@ def axpy_inplace_reference(x: TorchTensor, y: TorchTensor, alpha: float) -> None
     y.copy_((y.float() + alpha * x.float()).to(y.dtype))
 
 
-# Kernels that vary the op's signature or launch run the styles whose schema handling differs.
-SIGNATURE_STYLES = ("raw_jit", "triton_op", "custom_op")
 SIGNATURE_WHY = "it varies the op's signature or launch, which only the raw, triton_op and custom_op styles handle apart"
-# The in-place kernel with an output it overwrites whole also runs the autotune styles that name a written pointer.
-INPLACE_AUTOTUNE_STYLES = ("autotune_restore_value_triton_op", "autotune_reset_to_zero_triton_op")
+
+
+def signature_styles(style) -> bool:
+    """Kernels that vary the op's signature or launch run the styles whose schema handling differs."""
+    return style.basic
+
+
+def signature_or_inplace_autotune_styles(style) -> bool:
+    """The in-place kernel with an output it overwrites whole also runs the autotune styles that name a written
+    pointer."""
+    return style.basic or "tunable_inplace" in style.needs
+
+
 TUNING = Tunable({"BLOCK_SIZE": (256, 1024)}, key=("n_elements",), threshold=4096)
 ROWS = Dim("rows", example=8, checks=(1, 37, 1024), max=1024)  # as the write-up's batch
 
@@ -328,21 +337,21 @@ for _kernel in (
             "nothing.",
         jit=silu_kernel, launch=launch_silu_out, reference=silu_out_reference, embedding="sandwich",
         inputs=(Tensor("x"), Tensor("out")), outputs=(), mutates=("out",), meta=(("BLOCK_SIZE", 1024),),
-        tunable=TUNING, styles=SIGNATURE_STYLES + INPLACE_AUTOTUNE_STYLES,
+        tunable=TUNING, styles=signature_or_inplace_autotune_styles,
         styles_why=SIGNATURE_WHY + "; and the autotune styles that restore or zero the buffer it writes",
     ),
     Kernel(
         name="sigmoid_silu",
         doc="One kernel, two outputs: sigmoid(x) and silu(x); the model adds them.",
         jit=sigmoid_silu_kernel, launch=launch_sigmoid_silu, reference=sigmoid_silu_reference, embedding="sandwich",
-        outputs=("sig", "silu"), meta=(("BLOCK_SIZE", 1024),), styles=SIGNATURE_STYLES, styles_why=SIGNATURE_WHY,
+        outputs=("sig", "silu"), meta=(("BLOCK_SIZE", 1024),), styles=signature_styles, styles_why=SIGNATURE_WHY,
     ),
     Kernel(
         name="silu_tma",
         doc="SiLU over 2-D tiles read and written through host-side TMA descriptors "
             "(`triton.tools.tensor_descriptor.TensorDescriptor.from_tensor`); Hopper or newer.",
         jit=silu_tma_kernel, launch=launch_silu_tma, reference=silu_reference, embedding="sandwich",
-        styles=SIGNATURE_STYLES, styles_why=SIGNATURE_WHY, requires=_needs_host_tma,
+        styles=signature_styles, styles_why=SIGNATURE_WHY, requires=_needs_host_tma,
         # TMA needs 16-byte aligned row strides; the exported artifact keeps its rows static so export need not
         # prove that alignment for a symbolic size.
         shapes=Shapes(blocks=TMA_BLOCK, last_dim_bytes=16, exported=(None, TMA_BLOCK[1])),

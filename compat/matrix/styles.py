@@ -53,6 +53,11 @@ class Style:
     # Per stage, the feature an entry needs for the stage to apply in this style (as_shipped invents no FLOP
     # formula, gradient or library op of its own).
     stage_needs: tuple[tuple[str, str], ...] = ()
+    # What the catalogue and the kernels select styles by (styles_where):
+    traced_op: bool = False  # a triton_op launching through wrap_triton: its launch can be traced into the graph
+    heuristics: str | None = None  # "size": @triton.heuristics reading a size (a guard on it); "constant": reading none
+    heuristics_outermost: bool = False  # @triton.heuristics is the outermost decorator of what the op launches
+    basic: bool = False  # the plain style of its way of launching (raw, triton_op, custom_op)
 
     def __post_init__(self):
         if self.family not in FAMILIES:
@@ -62,10 +67,16 @@ class Style:
         implied |= {"schema"} if self.custom_op and "shipped" not in self.needs else set()
         object.__setattr__(self, "needs", frozenset(self.needs | implied))
 
+    @property
+    def raw_launch(self) -> bool:
+        """Launched outside any op: a traced graph holds the launch itself (the kernel-wrapper node)."""
+        return self.graph_marker is _raw
+
     def why_not(self, kernel: Contract) -> str | None:
         """Why the style does not apply to the kernel, or None when it does."""
-        if getattr(kernel, "styles", None) is not None and self.name not in kernel.styles:
-            return kernel.styles_why or f"the kernel runs only the styles {', '.join(kernel.styles)}"
+        allowed = getattr(kernel, "styles", None)
+        if allowed is not None and not (allowed(self) if callable(allowed) else self.name in allowed):
+            return kernel.styles_why or f"the kernel runs only the styles {', '.join(allowed)}"
         missing = sorted(self.needs - kernel.features())
         return "; ".join(MISSING_FEATURE[m] for m in missing) or None
 
@@ -455,81 +466,81 @@ STYLES: dict[str, Style] = {
     s.name: s
     for s in (
         Style("raw_jit", "`kernel[grid](...)` launched from a plain Python function.", _raw_jit, _raw,
-              family="launch idiom"),
+              family="launch idiom", basic=True),
         Style("wrap_triton", "`torch.library.wrap_triton(kernel)[grid](...)` from a plain Python function, outside "
                              "any op.", _wrap_triton, _raw, family="launch idiom"),
         Style("triton_op", "`@torch.library.triton_op(...)` calling `torch.library.wrap_triton(kernel)[grid](...)`.",
-              _triton_op, _op_marker("triton_op"), custom_op=True),
+              _triton_op, _op_marker("triton_op"), custom_op=True, traced_op=True, basic=True),
         Style("custom_op", "An opaque `@torch.library.custom_op` launching the raw kernel, with `register_fake` "
-                           "computing the eager reference.", _custom_op, _op_marker("custom_op"), custom_op=True),
+                           "computing the eager reference.", _custom_op, _op_marker("custom_op"), custom_op=True, basic=True),
         Style("triton_op_cpu_fallback", '`triton_op` plus `register_kernel("cpu")` computing the eager reference.',
-              _triton_op_cpu_fallback, _op_marker("triton_op_cpu_fallback"), custom_op=True, cpu_kernel=True),
+              _triton_op_cpu_fallback, _op_marker("triton_op_cpu_fallback"), custom_op=True, cpu_kernel=True, traced_op=True),
         Style("triton_op_flops", "`triton_op` plus `torch.utils.flop_counter.register_flop_formula`.",
               _triton_op_flops, _op_marker("triton_op_flops"), needs=frozenset({"flops"}), custom_op=True,
-              flop_formula=True),
+              flop_formula=True, traced_op=True),
         Style("triton_op_subclass", "`triton_op` called on a wrapper tensor subclass holding two tensors "
                                     "(`TwoTensor`), built inside the model.", _triton_op_subclass,
-              _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True),
+              _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True, traced_op=True),
         Style("autotune_raw", "`@triton.autotune` over the kernel's tunable constexprs, keyed on its declared sizes, "
                               "launched raw.", _autotune_raw, _raw, needs=frozenset({"tunable"}),
               family="autotune & heuristics"),
         Style("autotune_triton_op", "The autotuned kernel through `triton_op` + `wrap_triton`.", _autotune_triton_op,
               _op_marker("autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True),
         Style("autotune_prune_triton_op", "`autotune_triton_op` with `prune_configs_by={'early_config_prune': ...}` "
                                           "keeping the smaller half of the configs.",
               _autotune_variant("autotune_prune_triton_op",
                                 lambda k: {"prune_configs_by": {"early_config_prune": _keep_smaller_half}}),
               _op_marker("autotune_prune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True),
         Style("autotune_restore_value_triton_op", "`autotune_triton_op` with `restore_value=` the pointers the kernel "
                                                   "writes into, so benchmarking leaves them as they were.",
               _autotune_variant("autotune_restore_value_triton_op",
                                 lambda k: {"restore_value": list(k.mutated_pointers())}),
               _op_marker("autotune_restore_value_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True),
         Style("autotune_reset_to_zero_triton_op", "`autotune_triton_op` with `reset_to_zero=` the pointers the kernel "
                                                   "writes into: zeroed before every benchmark run and before the "
                                                   "launch that counts.",
               _autotune_variant("autotune_reset_to_zero_triton_op",
                                 lambda k: {"reset_to_zero": list(k.mutated_pointers())}),
               _op_marker("autotune_reset_to_zero_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True),
         Style("autotune_pre_hook_triton_op", "`autotune_triton_op` whose `triton.Config`s carry a `pre_hook` (one "
                                              "that changes nothing).",
               _autotune_variant("autotune_pre_hook_triton_op", lambda k: {"pre_hook": _no_op_pre_hook}),
               _op_marker("autotune_pre_hook_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True),
         Style("do_not_specialize_triton_op", "The kernel jitted with `do_not_specialize=` its size arguments (the "
                                              "autotune key), through `triton_op` + `wrap_triton`.",
               _do_not_specialize_triton_op, _op_marker("do_not_specialize_triton_op"), needs=frozenset({"tunable"}),
-              custom_op=True, family="autotune & heuristics"),
+              custom_op=True, family="autotune & heuristics", traced_op=True),
         Style("heuristics_raw", "`@triton.heuristics` whose functions read a size (its first autotune key, against "
                                 "a threshold) to choose the tunable constexprs, launched raw.", _heuristics_raw, _raw,
-              needs=frozenset({"tunable"}), family="autotune & heuristics"),
+              needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="size"),
         Style("heuristics_triton_op", "The size-reading heuristics kernel of `heuristics_raw` through `triton_op` + "
                                       "`wrap_triton`.", _heuristics_triton_op, _op_marker("heuristics_triton_op"),
-              needs=frozenset({"tunable"}), custom_op=True, family="autotune & heuristics"),
+              needs=frozenset({"tunable"}), custom_op=True, family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True),
         Style("heuristics_constant_raw", "`@triton.heuristics` whose functions return a constant (the kernel's own "
                                          "launch value), reading no argument, launched raw.", _heuristics_constant_raw,
-              _raw, needs=frozenset({"tunable"}), family="autotune & heuristics"),
+              _raw, needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="constant"),
         Style("heuristics_constant_triton_op", "The constant heuristics kernel of `heuristics_constant_raw` through "
                                                "`triton_op` + `wrap_triton`.", _heuristics_constant_triton_op,
               _op_marker("heuristics_constant_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True, heuristics="constant", heuristics_outermost=True),
         Style("autotune_heuristics_triton_op", "`@triton.autotune` (num_warps) over `@triton.heuristics` "
                                                "(the tunables), through `triton_op`.", _autotune_heuristics_triton_op,
               _op_marker("autotune_heuristics_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True, heuristics="size"),
         Style("heuristics_autotune_triton_op", "`@triton.heuristics` (the tunables) over `@triton.autotune` "
                                                "(num_warps), through `triton_op`.", _heuristics_autotune_triton_op,
               _op_marker("heuristics_autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics"),
+              family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True),
         Style("autograd_function", "`torch.autograd.Function` whose forward and backward launch raw kernels.",
               _autograd_function, _raw, needs=frozenset({"backward"}), family="autograd"),
         Style("register_autograd", "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
               _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward"}),
-              custom_op=True, family="autograd"),
+              custom_op=True, family="autograd", traced_op=True),
         Style("library_define", '`torch.library.Library(ns, "FRAGMENT")` with `define`, a CUDA `impl` launching the '
                                 "raw kernel, and `register_fake` (vLLM's idiom).", _library_define,
               _op_marker("library_define"), custom_op=True),
@@ -562,3 +573,8 @@ STYLES: dict[str, Style] = {
 def build_op(style_name: str, kernel_name: str):
     """The style's op for a kernel; cached because a custom op is registered once per process."""
     return STYLES[style_name].build(KERNELS[kernel_name])
+
+
+def styles_where(test: Callable[[Style], bool]) -> tuple[str, ...]:
+    """The names of the styles that pass `test`, in STYLES' order: a list a new style joins by its attributes."""
+    return tuple(name for name, style in STYLES.items() if test(style))
