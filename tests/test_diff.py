@@ -47,6 +47,15 @@ def test_each_kind_of_change_lands_in_its_group():
     assert "**Regressions found.**" in md
 
 
+def test_a_failure_that_names_a_file_the_run_generated_is_the_same_failure_in_another_run():
+    at = 'aoti_torch_call_dispatcher("ns::op", "", dispatch_vars.data()) API call failed at {}/cache/gw0/x.main.cpp, line 43'
+    old = doc([cell("compile_cpp_wrapper", "failed", error="RuntimeError", message=at.format("/tmp/compat-run-ab12"))])
+    new = doc([cell("compile_cpp_wrapper", "failed", error="RuntimeError", message=at.format("/tmp/compat-run-cd34"))])
+    assert not diff.compare(old, new)["message"]
+    other = doc([cell("compile_cpp_wrapper", "failed", error="RuntimeError", message="another cause")])
+    assert diff.compare(old, other)["message"]
+
+
 def test_exit_status_follows_regressions(tmp_path, capsys):
     same, fixed = writeup(), writeup()
     fixed["cells"][2] = cell("export_nonstrict", "passed")

@@ -24,6 +24,8 @@ _OPCHECK = re.compile(r"^opcheck\(op, \.\.\.\): test_\w+ failed with (.*?)(?: \(
                       re.DOTALL)
 _PREFIXED = re.compile(r"^((?:\w+\.)*\w*(?:Error|Exception)): (.+)", re.DOTALL)  # Inductor's "RuntimeError: msg"
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+# A file the run generated (its run directory, Inductor's cache): named anew each run, never part of the cause.
+_GENERATED = re.compile(r"(?:/[\w.+-]+)*/(?:compat-run-|torchinductor_)[^\s,'\"]*")
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,10 @@ class Cause:
 
     @property
     def fragment(self) -> str:
-        """The message's first line without memory addresses, cut to a length that stays stable."""
+        """The message's first line without memory addresses or generated files' paths, cut to a length that stays
+        stable."""
         line = next((s for s in self.message.strip().splitlines() if s.strip()), "")
-        return _ADDRESS.sub("0x…", " ".join(line.split()))[:FRAGMENT_LIMIT]
+        return _GENERATED.sub("<generated file>", _ADDRESS.sub("0x…", " ".join(line.split())))[:FRAGMENT_LIMIT]
 
     def text(self) -> str:
         return f"{self.error_type}: {self.fragment}" if self.error_type else self.fragment
