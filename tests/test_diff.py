@@ -39,8 +39,9 @@ def test_each_kind_of_change_lands_in_its_group():
         "removed": ["silu-triton_op-eager-bfloat16-cuda"],
     }
     md, _ = upgrade.markdown(old, new, "old.json", "new.json")
-    assert md.index("Newly broken") < md.index("Worse failure") < md.index("Numerics drift") \
-        < md.index("Failure changed") < md.index("Newly fixed")
+    # Regressions first, then what was fixed, then what changed.
+    assert md.index("Newly broken") < md.index("Worse failure") < md.index("Newly fixed") \
+        < md.index("Numerics drift") < md.index("Failure changed")
     # Cells with nothing to compare against are counted in a line each, never listed.
     assert "1 cells ran on one side only" in md and "1 cells only in the after run: not compared." in md
     assert "silu-triton_op_cpu_fallback-eager" not in md
@@ -143,10 +144,36 @@ def test_a_diff_across_hosts_says_so_keeps_host_effects_apart_and_fits_a_comment
     version_part = md[md.index("### Version effects"):md.index("### Host effects")]
     assert "export_strict" in version_part and "eager-" not in version_part and left_out == 0
     assert diff.regressed(diff.compare(gpu, cpu), host_effects=False)  # the data-pointer one is the version's
-    many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="x" * 300) for i in range(400)])
-    changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="y" * 300) for i in range(400)])
+    many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"x{i} " + "x" * 300)
+                for i in range(400)])
+    changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"y{i} " + "y" * 300)
+                   for i in range(400)])
     md, left_out = upgrade.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
     assert len(md.encode()) <= diff.COMMENT_LIMIT and left_out > 0 and "[the full diff](d.full.md)" in md
+
+
+def test_cells_that_made_the_same_change_fold_into_one_row_with_its_reason_and_rewrite():
+    old = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="before") for i in range(30)])
+    new = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="after") for i in range(30)]
+              + [cell("export_strict", "failed", style="other", error="E", message="after")])
+    for c in new["cells"]:
+        c["expected"] = {"outcome": "failed", "reason": "the cause changed upstream", "rewrite": "do this instead"}
+    changes = diff.compare(old, new)["message"]
+    (row, cells), = upgrade.transitions(changes)
+    assert len(cells) == 30 and row.reason == "the cause changed upstream"
+    md, left_out = upgrade.markdown(old, new, "old.json", "new.json", limit=diff.COMMENT_LIMIT)
+    assert "(30 cells, 1 change)" in md and "<summary>30 cells</summary>" in md and left_out == 0
+    assert "the cause changed upstream **Instead:** do this instead" in md
+
+
+def test_a_diff_between_torch_builds_says_so():
+    from .docs_fixtures import ENV
+
+    a = doc([cell("eager", "passed")], env={**ENV, "torch": "2.12.1+cu130"})
+    b = doc([cell("eager", "passed")], env={**ENV, "torch": "2.13.0+cpu"})
+    md, _ = upgrade.markdown(a, b, "a.json", "b.json")
+    assert "**Another torch build:** `+cu130` before, `+cpu` after" in md
+    assert "Another torch build" not in upgrade.markdown(a, a, "a.json", "a.json")[0]
 
 
 def test_merging_a_merged_file_keeps_the_runs_it_came_from(tmp_path):

@@ -61,3 +61,17 @@ def test_the_committed_versions_page_matches_the_results_it_names():
     docs = [(p, results.load(root / p)) for p in named]
     assert versions.markdown(docs, Expectations.load(root / "expectations.yaml")) == committed, (
         f"docs/VERSIONS.md is out of sync: run `python -m compat versions {' '.join(named)} --out-dir docs`")
+
+
+def test_silent_wrong_values_have_their_own_mark_and_cause_never_a_clean_errors():
+    wrong = cell("eager", "mismatch", device="cpu")
+    wrong["outcome"]["numerics"] = [{"input": "batch 1", "ok": False, "max_rel_err": 1.6e19,
+                                     "why": "batch 1: max abs err 1.6e+19 > 0.04 x scale 56.8"}]
+    runs = [("a.json", _run("2.9.0", CPU_ENV, [wrong])),
+            ("b.json", _run("2.10.0", CPU_ENV, [cell("eager", "failed", device="cpu", error="E", message="refused")]))]
+    md = versions.markdown(runs)
+    assert "| `raw_jit` · `eager` | ⚠C | ✗C |" in md
+    entry = versions.collect(runs)[("raw_jit", "eager", "cpu")]["2.9"]
+    assert entry.state == "wrong values" and entry.causes == {"no error, values beyond tolerance"}
+    page = versions.html_page(runs)
+    assert "class=silent" in page and "`" not in page.split("<h2 id=cpu>")[1]  # backticks rendered as <code>

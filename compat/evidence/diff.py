@@ -1,6 +1,6 @@
 """What changed between two results files (for example before and after a PyTorch or Triton upgrade).
 
-Changes are grouped and ordered by severity. Failures are compared by their root cause (compat.evidence.rootcause), so a
+Changes are grouped, regressions first. Failures are compared by their root cause (compat.evidence.rootcause), so a
 wrapper whose first line stays the same while the error underneath changes is a change. Regressions (a cell that
 passed and no longer does, or a failure that became a crash or a hang) make `regressed` true.
 
@@ -28,13 +28,13 @@ COMMENT_LIMIT = 65_536  # GitHub's limit on a comment's body
 HOST_CAUSES = re.compile(r"0 active drivers|cannot be accessed from Triton \(cpu tensor\?\)|0 compatible backends for "
                          r"target|not built with the 'cpu' backend|Found no NVIDIA driver|CUDA driver")
 
-# (key, title, is a regression); the order is the order of severity.
+# (key, title, is a regression); the order a reviewer reads them in: regressions, then fixed, then changed.
 GROUPS = (
     ("broken", "Newly broken: passed before, not now", True),
     ("worse", "Worse failure: failed before, now crashes or hangs", True),
+    ("fixed", "Newly fixed: failed before, passes now", False),
     ("drift", "Numerics drift: still within tolerance, error grew", False),
     ("message", "Failure changed: another exception type or root cause", False),
-    ("fixed", "Newly fixed: failed before, passes now", False),
     ("not_run", "Not run in one of the two (skipped)", False),
     ("added", "Added cells", False),
     ("removed", "Removed cells", False),
@@ -48,6 +48,8 @@ class Change:
     before: str
     after: str
     host: bool = False  # the cause on either side comes from the host (see HOST_CAUSES)
+    reason: str = ""  # why, and what to do instead: the after side's expectation row that says (else the before's)
+    rewrite: str = ""
 
 
 def state(outcome: dict[str, Any] | None) -> str:
@@ -115,8 +117,10 @@ def compare(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> dict[str, list[
             if key == "drift":
                 before += f" (max rel err {_worst_rel(a):.3g})"
                 after += f" (max rel err {_worst_rel(b):.3g})"
+            row = next((c["expected"] for c in (b, a) if c and (c.get("expected") or {}).get("reason")), None) or {}
             groups[key].append(Change(cell_id, before, after,
-                                      host=cross_host and (same_versions or _host_caused(oa, ob))))
+                                      host=cross_host and (same_versions or _host_caused(oa, ob)),
+                                      reason=str(row.get("reason") or ""), rewrite=str(row.get("rewrite") or "")))
     return groups
 
 

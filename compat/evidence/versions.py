@@ -24,7 +24,7 @@ from .verdicts import ON_SOME_INPUTS, of_doc
 
 DEVICES = ("cuda", "cpu", "cpu_interpret")
 GPU, CPU, DOCUMENTED = "GPU", "CPU", "documented"
-STATE_MARK = {"works": "✓", "partly": "◐", "fails": "✗", "fails on some inputs": "≠"}  # in every font, emoji or not
+STATE_MARK = {"works": "✓", "partly": "◐", "fails": "✗", "fails on some inputs": "≠", "wrong values": "⚠"}  # in every font, emoji or not
 
 # The tutorial's chart ("user-defined Triton kernels with torch.compile", ../shared/seeds/001): one claim per
 # capability for the three ways it names, and the stages that test it (on a GPU, where the tutorial runs).
@@ -54,14 +54,22 @@ class Entry:
     passed: int = 0
     ran: int = 0
     wrong: int = 0  # cells that pass on the model but whose fuzz tests found them wrong or raising (compat.evidence.verdicts)
+    mismatched: int = 0  # cells that gave wrong values on the model itself, silently: worse than an error
     causes: set = field(default_factory=set)
     how: str = ""
 
     @property
     def state(self) -> str:
+        if self.mismatched:
+            return "wrong values"
         if self.passed == self.ran:
             return "fails on some inputs" if self.wrong else "works"
         return "partly" if self.passed else "fails"
+
+
+def _clip(text: str, chars: int = 90) -> str:
+    """At most `chars` characters, cut at a word with an ellipsis rather than mid-word."""
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
 
 
 def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[tuple, dict[str, Entry]]:
@@ -90,9 +98,13 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[t
             e.ran += 1
             e.passed += o["kind"] == "passed"
             e.wrong += c["id"] in wrong
+            e.mismatched += o["kind"] == "mismatch"
             cause = Outcome.from_dict(o).cause
-            if cause is not None:  # numbers differ per kernel ("the Linears alone: 2424832"); the cause does not
-                e.causes.add(re.sub(r"\d+", "N", cause.fragment[:90]))
+            if o["kind"] == "mismatch":  # the numbers are each cell's; what went wrong is one of two things
+                whys = " ".join(n.get("why", "") for n in o.get("numerics") or [])
+                e.causes.add("no error, " + ("non-finite outputs" if "non-finite" in whys else "values beyond tolerance"))
+            elif cause is not None:  # numbers differ per kernel ("the Linears alone: 2424832"); the cause does not
+                e.causes.add(re.sub(r"\d+", "N", _clip(cause.fragment)))
     if expectations is not None:
         _documented(table, expectations)
     return table
@@ -114,7 +126,7 @@ def _documented(table, expectations) -> None:
                 entry.ran += 1
                 entry.passed += e.row["outcome"] == "passed"
                 if e.row.get("match"):
-                    entry.causes.add(e.row["match"].replace("\\", "")[:90])
+                    entry.causes.add(_clip(e.row["match"].replace("\\", "")))
 
 
 def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) -> str:
@@ -170,7 +182,8 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
            + ", ".join(f"`{p}`" for p, _ in docs) + ".", "",
            "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
            "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ≠ passes on the model but the fuzz "
-           "tests found wrong values or an error on some generated inputs. The letter says how it is known: G measured on a GPU, C "
+           "tests found wrong values or an error on some generated inputs, ⚠ wrong values on the model's own inputs "
+           "with no error (silent). The letter says how it is known: G measured on a GPU, C "
            "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
            "with the same device.", ""]
     disagree = chart_rows(table)
@@ -206,7 +219,7 @@ table{border-collapse:separate;border-spacing:0} th,td{border-right:1px solid #c
 padding:4px 8px;white-space:nowrap} thead th{position:sticky;top:0;background:#eef1f6;z-index:2}
 tbody th{position:sticky;left:0;background:#f7f8fb;text-align:left;font:12.5px ui-monospace,monospace;z-index:1}
 td{text-align:center;min-width:54px} .works{background:#d9f2df} .partly{background:#fbeec8} .fails{background:#f3e3c7}
-.wrong{background:#f9c8c8} .how{font-size:11px;color:#4a5568;margin-left:2px} p,ul{margin:6px 24px}
+.wrong{background:#f9c8c8} .silent{background:#f08080;font-weight:bold} .how{font-size:11px;color:#4a5568;margin-left:2px} p,ul{margin:6px 24px}
 table.chart td{text-align:left;white-space:normal;max-width:420px}
 """
 
@@ -219,12 +232,13 @@ def _code(text: str) -> str:
 def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
     table = collect(docs, expectations)
     esc = html.escape
-    cls = {"works": "works", "partly": "partly", "fails": "fails", "fails on some inputs": "wrong"}
+    cls = {"works": "works", "partly": "partly", "fails": "fails", "fails on some inputs": "wrong",
+           "wrong values": "silent"}
     letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
     out = [f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
            "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
            + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs) + ". ✓ works, ◐ partly, ✗ fails, ≠ wrong values "
-           "or an error on some generated inputs (fuzz); G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
+           "or an error on some generated inputs (fuzz), ⚠ wrong values on the model's own inputs, silently; G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
            "counts and causes.</p></header>"]
     disagree = chart_rows(table)
     if disagree:
@@ -248,12 +262,13 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
                     cells.append("<td></td>")
                     continue
                 title = f"{e.passed} of {e.ran} cells pass" + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "") \
+                    + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "") \
                     + ("; " + "; ".join(sorted(e.causes)) if e.causes else "")
                 cells.append(f'<td class={cls[e.state]} title="{esc(title)}">{STATE_MARK[e.state]}'
                              f'<span class=how>{letter[e.how]}</span></td>')
             out.append(f"<tr><th>{esc(key[0])} · {esc(key[1])}</th>{''.join(cells)}</tr>")
         out += ["</tbody></table></div><ul>"]
-        out += [f"<li>{esc(sentence(*key, table[key]))}</li>" for key in keys
+        out += [f"<li>{_code(esc(sentence(*key, table[key])))}</li>" for key in keys
                 if len({(e.state, frozenset(e.causes)) for e in table[key].values()}) > 1]
         out += ["</ul>"]
     return "\n".join(out) + "\n"

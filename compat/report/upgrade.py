@@ -1,5 +1,6 @@
 """The upgrade diff as Markdown (`python -m compat diff`): what compat.evidence.diff found changed between two results
-files, grouped by severity, within a pull-request comment's limit, with latency that moved reported apart."""
+files, regressions first, the cells that made one change folded into one row with its reason and rewrite, within a
+pull-request comment's limit, with latency that moved reported apart."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from typing import Any
 
 from ..evidence.diff import COUNTED, GROUPS, Change, compare, host_of, regressed
 from . import timings
+
+REASON_CHARS = 300  # of a reason or a rewrite, in the comment (the full text is the expectation row's)
+CELLS_CHARS = 4000  # of the cell ids one folded row lists
 
 
 def _env(doc: dict[str, Any], name: str) -> str:
@@ -31,24 +35,63 @@ class _Budget:
         return True
 
 
+def transitions(rows: list[Change]) -> list[tuple[Change, list[str]]]:
+    """The rows that made the same change (before, after, reason and rewrite) folded into one, the most cells first:
+    an upgrade moves hundreds of cells through a handful of causes."""
+    folded: dict[tuple[str, str, str, str], tuple[Change, list[str]]] = {}
+    for c in rows:
+        folded.setdefault((c.before, c.after, c.reason, c.rewrite), (c, []))[1].append(c.cell)
+    return sorted(folded.values(), key=lambda entry: -len(entry[1]))
+
+
+def _cells(cells: list[str], room: int) -> str:
+    """The folded cells as one table cell: the id itself, or a fold of as many ids as fit in `room` bytes."""
+    if len(cells) == 1:
+        return f"`{cells[0]}`"
+    shown, size = [], 0
+    for cell in cells:
+        size += len(cell) + 4
+        if size > room:
+            break
+        shown.append(f"`{cell}`")
+    more = f", … {len(cells) - len(shown)} more" if len(shown) < len(cells) else ""
+    return f"<details><summary>{len(cells)} cells</summary>{', '.join(shown)}{more}</details>"
+
+
+def _why(change: Change) -> str:
+    text = change.reason[:REASON_CHARS] + ("…" if len(change.reason) > REASON_CHARS else "")
+    if change.rewrite:
+        text += f" **Instead:** {change.rewrite[:REASON_CHARS]}"
+    return text.replace("|", "/").replace("\n", " ")
+
+
 def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_link: str | None) -> None:
     for key, title, bad in GROUPS:
         rows = changes[key]
         if not rows or key in COUNTED:
             continue
+        folded = transitions(rows)
         out.add("")
-        out.add(f"{level} {'🔴 ' if bad else ''}{title} ({len(rows)})")
+        out.add(f"{level} {'🔴 ' if bad else ''}{title} ({len(rows)} cells, {len(folded)} "
+                f"{'change' if len(folded) == 1 else 'changes'})")
         out.add("")
-        out.add("| cell | before | after |")
-        out.add("|---|---|---|")
+        out.add("| cells | before | after | why, and what instead |")
+        out.add("|---|---|---|---|")
         reserve = 200  # room for this group's "more" line and the next group's heading
-        for i, c in enumerate(rows):
-            row = f"| `{c.cell}` | {c.before.replace('|', '/')} | {c.after.replace('|', '/')} |"
-            if out.chars - len(row.encode()) < reserve or not out.add(row):
-                more = len(rows) - i
+        for i, (c, cells) in enumerate(folded):
+            fixed = f"| | {c.before.replace('|', '/')} | {c.after.replace('|', '/')} | {_why(c)} |"
+            room = min(CELLS_CHARS, out.chars - len(fixed.encode()) - reserve)
+            row = fixed.replace("| |", f"| {_cells(cells, room)} |", 1)
+            if room < 100 or not out.add(row):
+                more = sum(len(cells) for _, cells in folded[i:])
                 out.left_out += more
-                out.add(f"| … {more} more | {'in [the full diff](' + full_link + ')' if full_link else ''} | |")
+                out.add(f"| … {more} more cells | {'in [the full diff](' + full_link + ')' if full_link else ''} | | |")
                 break
+
+
+def _flavour(doc: dict[str, Any]) -> str:
+    """The torch wheel's build flavour: cu130, cpu, or '' for a build without one."""
+    return doc["environment"]["torch"].partition("+")[2]
 
 
 def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, new_name: str,
@@ -67,6 +110,9 @@ def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, ne
         head += [f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
                  f"host rather than the version: changes whose cause names the missing GPU or backend are listed "
                  f"apart, under host effects.", ""]
+    if _flavour(old_doc) != _flavour(new_doc):
+        head += [f"> **Another torch build:** `+{_flavour(old_doc) or 'none'}` before, `+{_flavour(new_doc) or 'none'}` "
+                 f"after. A change may come from the build (which CUDA, or none) as well as the version.", ""]
     head += [f"- before: {_env(old_doc, old_name)}", f"- after: {_env(new_doc, new_name)}", "",
              f"{verdict} {counts or 'Nothing changed.'}"]
     counted = {"not_run": "cells ran on one side only (skipped on the other, for example CUDA cells on a machine "
