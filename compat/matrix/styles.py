@@ -269,7 +269,8 @@ def _do_not_specialize_triton_op(kernel: Kernel):
 
 
 class _Warmed:
-    """The Triton fused-softmax tutorial's idiom: `kernel.warmup(...)` compiles the kernel once, at the first
+    """An older version of Triton's fused-softmax tutorial, its cache of compiled kernels (the current tutorial warms
+    up on every call, which this does not model): `kernel.warmup(...)` compiles the kernel once, at the first
     launch's arguments, and the compiled kernel it returns is launched on a grid the caller computes, every argument
     (the constexprs too) positional. Later launches reuse that one compiled kernel, its specialisations (sizes equal
     to 1 or divisible by 16, pointer alignment) those of the first launch's arguments."""
@@ -558,7 +559,8 @@ STYLES: dict[str, Style] = {
         Style("triton_op_no_wrap", "`@triton_op` whose body launches the raw kernel, without `wrap_triton`.",
               _triton_op_no_wrap, _op_marker("triton_op_no_wrap"), custom_op=True),
         Style("warmup_launch", "The kernel compiled once by `.warmup(...)` at the first launch's arguments, and the "
-                               "compiled kernel launched on a computed grid (Triton's fused-softmax tutorial).",
+                               "compiled kernel launched on a computed grid, for every later size (an older fused-softmax "
+                               "tutorial's cache; the current one warms up on every call).",
               _warmup_launch, _raw, family="launch idiom"),
         Style("as_shipped", "Your op exactly as you ship it (compat.Op): a torch.library op, an autograd.Function's "
                             "apply, an nn.Module, or a function that launches kernels, called unchanged; a traced "
