@@ -8,10 +8,12 @@ with the refusal noted. Everything a reader needs to act on a verdict is its `ev
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..matrix.cells import package_cell_of, split_cell_id
 from ..matrix.stages import STAGES
 from .expectations import measurements
 from .outcomes import Outcome
@@ -167,4 +169,21 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:
     """Every cell's verdict, by cell id."""
     fuzz = {f["id"]: f for f in doc.get("fuzz") or []}
-    return {c["id"]: of_cell(c, fuzz.get(c["id"]), bool(fuzz)) for c in doc["cells"]}
+    verdicts = {c["id"]: of_cell(c, fuzz.get(c["id"]), bool(fuzz)) for c in doc["cells"]}
+    for cell_id, v in verdicts.items():
+        package = verdicts.get(package_cell_of(cell_id) or "")
+        if v.works and package is not None and (package.kind in ON_SOME_INPUTS.values() or package.unfuzzed):
+            verdicts[cell_id] = _inherited(v, package)
+    return verdicts
+
+
+def _inherited(verdict: Verdict, package: Verdict) -> Verdict:
+    """A passing C++ cell runs a package the fuzz tests found wrong on some inputs, or did not fuzz here: the
+    package's verdict is its too, since the same package gives the same values from C++."""
+    stage = split_cell_id(package.id, "a verdict").stage
+    if package.works:  # passes, not fuzzed in these results: neither is the C++ cell
+        return dataclasses.replace(verdict, unfuzzed=True, facts=verdict.facts + (
+            ("fuzz", f"runs the {stage} package, whose fuzz test did not run in these results"),))
+    return dataclasses.replace(verdict, kind=package.kind, rewrite=package.rewrite, evidence=package.evidence,
+                               facts=verdict.facts + (("fuzz", f"runs the {stage} package: "
+                                                               f"{VERDICTS[package.kind][1]}"),))

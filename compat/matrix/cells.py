@@ -11,7 +11,7 @@ import torch
 from ..errors import RegistryError
 from .contract import MISSING_FEATURE
 from .kernels import KERNELS
-from .stages import STAGES
+from .stages import RUNS_LIBRARY_OF, STAGES
 from .styles import STYLES
 
 
@@ -177,3 +177,13 @@ def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
     cells = (Cell(k, s, st, dt, dev) for st in stages for k in pick("kernel") for s in pick("style")
              for dt in pick("dtype") for dev in pick("device"))
     return [c for c in cells if applicable(c)]
+
+
+def package_cell_of(cell_id: str) -> str | None:
+    """The cell whose package this cell's stage runs elsewhere (aoti_cpp_strict runs aoti_strict's, from C++), or
+    None: the two share their values, so the C++ cell has the package's fuzz evidence."""
+    cell = split_cell_id(cell_id, "a cell id")
+    stage = STAGES.get(cell.stage)
+    if stage is None or stage.family not in RUNS_LIBRARY_OF:
+        return None
+    return dataclasses.replace(cell, stage=f"{RUNS_LIBRARY_OF[stage.family]}_{stage.export_mode}").id

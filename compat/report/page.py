@@ -67,7 +67,7 @@ overflow-wrap:anywhere} aside#panel .cells{font:12px ui-monospace,monospace;over
 SCRIPT = r"""
 const DATA = JSON.parse(document.getElementById('data').textContent);
 const R = DATA.recommend, CAPS = Object.fromEntries(R.capabilities.map(c => [c.key, c]));
-const MEETS = 0, UNFUZZED = 1, CONTIGUOUS_ONLY = 2, MISSES = 3;
+const MEETS = 0, CONTIGUOUS_ONLY = 1, UNFUZZED = 2, MISSES = 3;
 function needs(sel) {
   const fixed = {}, families = [];
   for (const k of sel) { for (const s of CAPS[k].stages) fixed[s] = k; for (const f of CAPS[k].families) families.push([f, k]); }
@@ -91,10 +91,11 @@ function evaluate(sel) {
     let best = null;
     for (const [mode, needed] of needs(sel)) {
       const missing = [];
-      let level = MEETS;
+      let level = MEETS, viewsWrong = false;
       for (const [stage, cap] of Object.entries(needed)) {
         const rec = entry.stages[stage], st = state(rec, layouts);
         level = Math.max(level, st);
+        viewsWrong = viewsWrong || st === CONTIGUOUS_ONLY;
         if (st === MISSES) {
           const views = layouts && state(rec, false) !== MISSES;
           missing.push({stage, capability: views ? 'strided' : cap, ran: rec ? rec.ran : 0, works: rec ? rec.works : 0,
@@ -102,10 +103,11 @@ function evaluate(sel) {
         }
       }
       if (missing.length) level = MISSES;
+      else if (viewsWrong) level = CONTIGUOUS_ONLY;
       const key = [level, missing.length];
       if (!best || key[0] < best.key[0] || (key[0] === best.key[0] && key[1] < best.key[1])) best = {key, mode, missing};
     }
-    const breadth = Object.values(entry.stages).filter(r => state(r, false) <= UNFUZZED).length;
+    const breadth = Object.values(entry.stages).filter(r => [MEETS, UNFUZZED].includes(state(r, false))).length;
     ranked.push({sort: [best.key[0], best.key[1], -breadth, order], style: entry.style, level: best.key[0],
                  mode: best.mode, missing: best.missing, kernels: entry.kernels});
   });
@@ -122,9 +124,9 @@ function answer() {
   const sel = [...document.querySelectorAll('#choose input:checked')].map(i => i.value), out = document.getElementById('answer');
   out.replaceChildren();
   if (!sel.length) { out.append(el('p', 'Tick what you need.')); return; }
-  const all = evaluate(sel), groups = [[MEETS, 'Does all of it, best first'],
-    [UNFUZZED, "Does it on the model's inputs; some of its cells not fuzzed yet"],
-    [CONTIGUOUS_ONLY, 'Does it for contiguous inputs only (the fuzz tests found wrong values on views)']];
+  const all = evaluate(sel), groups = [[MEETS, 'Does all of it, fuzz-verified, best first'],
+    [CONTIGUOUS_ONLY, 'Does it for contiguous inputs only (the fuzz tests found wrong values on views)'],
+    [UNFUZZED, "Does it on the model's inputs; some of its cells not fuzzed yet"]];
   for (const [level, title] of groups) {
     const these = all.filter(a => a.level === level);
     out.append(el('h3', `${title}: ${these.length}`));
@@ -293,14 +295,14 @@ def _goals_table(docs: Docs) -> list[str]:
         return ", ".join(f"<code>{_esc(a.style)}</code>" + (f" ({_esc(a.mode)} export)" if a.mode else "")
                          for a in answers)
 
-    out = ['<table class="plain goals"><thead><tr><th>goal</th><th>does all of it</th><th>on the model\'s inputs, '
-           "not fuzzed yet</th><th>for contiguous inputs only</th><th>closest otherwise: what it misses</th></tr>"
-           "</thead><tbody>"]
-    for question, full, unfuzzed, contiguous, close in goals(docs.recommend):
+    out = ['<table class="plain goals"><thead><tr><th>goal</th><th>does all of it (fuzz-verified)</th><th>for '
+           "contiguous inputs only</th><th>on the model's inputs, not fuzzed yet</th><th>closest of the others: what "
+           "it misses</th></tr></thead><tbody>"]
+    for question, full, contiguous, unfuzzed, close in goals(docs.recommend):
         near = "<br>".join(f"<code>{_esc(a.style)}</code>: {_esc(describe_missing(a).replace('`', ''))}"
                            for a in close)
         out.append(f"<tr><td>{_esc(question)}</td><td>{names(full) or '<b>none</b>'}</td>"
-                   f"<td>{names(unfuzzed) or '—'}</td><td>{names(contiguous) or '—'}</td><td>{near or '—'}</td></tr>")
+                   f"<td>{names(contiguous) or '—'}</td><td>{names(unfuzzed) or '—'}</td><td>{near or '—'}</td></tr>")
     return out + ["</tbody></table>"]
 
 

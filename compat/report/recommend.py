@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evidence.verdicts import Verdict
+from ..matrix.cells import package_cell_of
 from ..matrix.stages import EXPORT_MODES
 
 
@@ -41,7 +42,8 @@ CAPABILITIES = (
     Capability("export_nonstrict", "torch.export, non-strict", stages=("export_nonstrict",)),
     Capability("save_load", "torch.export.save and load", families=("save_load",)),
     Capability("decompose", "run_decompositions of the exported program", families=("decompose",)),
-    Capability("aoti", "an AOTInductor package", families=("aoti",)),
+    Capability("aoti", "an AOTInductor package, loaded from Python", families=("aoti",)),
+    Capability("aoti_cpp", "an AOTInductor package run from C++, without Python", families=("aoti_cpp",)),
     Capability("strided", "non-contiguous inputs give eager's values (not refused)", layouts=True),
 )
 BY_KEY = {c.key: c for c in CAPABILITIES}
@@ -56,6 +58,8 @@ GOALS = (
     ("non-strict export, save/load, AOTInductor, gradients and FLOP counting",
      ("export_nonstrict", "save_load", "aoti", "gradients", "flops")),
     ("AOTInductor on strided inputs", ("aoti", "strided")),
+    ("an AOTInductor package run from C++, without Python", ("aoti_cpp",)),
+    ("AOTInductor from C++ with gradients under torch.compile", ("aoti_cpp", "gradients")),
 )
 
 
@@ -110,8 +114,8 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
         rec.ran += 1
         rec.works += v.works
         rec.unfuzzed += v.unfuzzed
-        rec.contiguous += v.works or _views_only(v, fuzz.get(c["id"]))
-        if c["id"] in fuzz:
+        rec.contiguous += v.works or _views_only(v, fuzz.get(package_cell_of(c["id"]) or c["id"]))
+        if (package_cell_of(c["id"]) or c["id"]) in fuzz:  # a C++ cell: its package's fuzz tests
             rec.fuzzed += 1
             rec.layouts_ok += v.works and not v.refuses
         if not v.works:
@@ -141,10 +145,10 @@ def _needs(selection: list[str]) -> list[tuple[str | None, dict[str, str]]]:
             for m in EXPORT_MODES]
 
 
-# How far an answer is from the selection, best first: meets it (fuzz tests included where the stage has them);
-# meets it on the model's inputs, some of its cells not fuzzed yet; meets it for contiguous inputs only (the fuzz
-# tests found views wrong); misses some of it.
-MEETS, UNFUZZED, CONTIGUOUS_ONLY, MISSES = 0, 1, 2, 3
+# How far an answer is from the selection, best first, evidence before its absence: meets it (fuzz tests included
+# where the stage has them); meets it for contiguous inputs only (the fuzz tests found views wrong); meets it on the
+# model's inputs, some of its cells not fuzzed yet; misses some of it.
+MEETS, CONTIGUOUS_ONLY, UNFUZZED, MISSES = 0, 1, 2, 3
 
 
 @dataclass
@@ -191,7 +195,9 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
                                     "ran": rec["ran"] if rec else 0, "works": rec["works"] if rec else 0,
                                     "rewrite": rec["rewrite"] if rec and not views else "",
                                     "failing": rec["failing"] if rec and not views else [], "views": views})
-            level = MISSES if missing else max(states.values(), default=MEETS)
+            # A stage proven wrong on views makes the answer contiguous-only, whatever the others' evidence.
+            level = MISSES if missing else CONTIGUOUS_ONLY if CONTIGUOUS_ONLY in states.values() \
+                else max(states.values(), default=MEETS)
             key = (level, len(missing))
             if best is None or key < best[0]:
                 best = (key, mode, missing, list(needed))
@@ -217,15 +223,14 @@ def _names(answers: list[Answer]) -> str:
 
 
 def goals(data: dict[str, Any]) -> list[tuple[str, list[Answer], list[Answer], list[Answer], list[Answer]]]:
-    """The common goals, each answered: (question, styles that do all of it best first, those that do it on the
-    model's inputs but are not fuzzed yet, those that do it for contiguous inputs only, and when none of these
-    exists the two closest)."""
+    """The common goals, each answered: (question, styles that do all of it best first, those that do it for
+    contiguous inputs only, those that do it on the model's inputs but are not fuzzed yet, and the two closest of
+    the others)."""
     out = []
     for question, selection in GOALS:
         answers = evaluate(data, list(selection))
-        levels = [[a for a in answers if a.level == level] for level in (MEETS, UNFUZZED, CONTIGUOUS_ONLY)]
-        close = [a for a in answers if a.level == MISSES][:2] if not any(levels) else []
-        out.append((question, *levels, close))
+        levels = [[a for a in answers if a.level == level] for level in (MEETS, CONTIGUOUS_ONLY, UNFUZZED)]
+        out.append((question, *levels, [a for a in answers if a.level == MISSES][:2]))
     return out
 
 
@@ -238,10 +243,10 @@ INTRO = ("the styles whose every measured cell works in the stages it needs (eve
 def markdown(data: dict[str, Any]) -> list[str]:
     out = ["## Which style should I use?", "", f"For each goal, on {data['device']}: {INTRO} The HTML page answers "
            "any combination.", "",
-           "| goal | does all of it | on the model's inputs, not fuzzed yet | for contiguous inputs only | closest "
-           "otherwise: what it misses |", "|---|---|---|---|---|"]
-    for question, full, unfuzzed, contiguous, close in goals(data):
+           "| goal | does all of it (fuzz-verified) | for contiguous inputs only | on the model's inputs, not fuzzed "
+           "yet | closest of the others: what it misses |", "|---|---|---|---|---|"]
+    for question, full, contiguous, unfuzzed, close in goals(data):
         near = "<br>".join(f"`{a.style}`: {describe_missing(a)}" for a in close)
-        out.append(f"| {question} | {_names(full) or '**none**'} | {_names(unfuzzed) or '—'} | "
-                   f"{_names(contiguous) or '—'} | {near.replace('|', '/') or '—'} |")
+        out.append(f"| {question} | {_names(full) or '**none**'} | {_names(contiguous) or '—'} | "
+                   f"{_names(unfuzzed) or '—'} | {near.replace('|', '/') or '—'} |")
     return out + [""]
