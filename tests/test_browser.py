@@ -102,6 +102,20 @@ def test_a_click_on_a_fuzz_proven_wrong_cell_shows_its_falsifying_example(browse
     assert not panel.is_displayed()
 
 
+def test_the_answers_come_first_and_nothing_scrolls_sideways_at_1000_px(browser, committed):
+    from selenium.webdriver.common.by import By
+
+    page, _ = committed
+    browser.set_window_size(1000, 1000)
+    browser.get(page.as_uri())
+    top = {name: browser.find_element(By.XPATH, f"//h2[starts-with(normalize-space(.), '{name}')]").location["y"]
+           for name in ("Which style should I use?", "The matrix")}
+    latency = browser.find_elements(By.ID, "latency")
+    assert top["Which style should I use?"] < top["The matrix"] < (latency[0].location["y"] if latency else 10**9)
+    assert browser.find_element(By.CSS_SELECTOR, '#choose input[value="aoti_cpp"]')  # the C++ capability
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+
+
 QUESTIONS = {  # which style gives me ...
     "non-strict export, AOTI and gradients": ["export_nonstrict", "aoti", "gradients"],
     "AOTI from C++ with gradients under compile": ["aoti_cpp", "gradients"],

@@ -52,7 +52,7 @@ td.sum{font-size:11.5px;white-space:nowrap}
 fieldset{border:1px solid #cbd2dc;border-radius:4px;max-width:1100px;display:grid;
 grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:2px 12px} fieldset legend{font-weight:600}
 #answer{max-width:1100px} #answer li{margin:3px 0} .none{color:#a0001a;font-weight:600}
-table.plain{border-collapse:collapse;max-width:1400px} table.plain th,table.plain td{border:1px solid #cbd2dc;
+table.plain{border-collapse:collapse;max-width:min(1400px,100%)} table.plain th,table.plain td{border:1px solid #cbd2dc;overflow-wrap:anywhere;
 padding:4px 8px;vertical-align:top;text-align:left} table.plain th{background:#eef1f6}
 details.words{margin:6px 0 0} details.words li{margin:2px 0;max-width:1300px}
 aside#panel{position:fixed;right:16px;bottom:16px;width:min(560px,90vw);max-height:70vh;overflow:auto;
@@ -348,8 +348,8 @@ def html_page(doc: dict, source: str) -> str:
            "for what was observed, why, what to do instead, and provenance; a generated input that gave wrong "
            "values comes with its falsifying example and the command that reruns it.</p>",
            "<nav>" + '<a href="#which">Which style should I use?</a>'
-           + ('<a href="#latency">Latency</a>' if docs.latency else "")
-           + "".join(f'<a href="#kernel-{_esc(k)}">{_esc(k)}</a>' for k in docs.kernels) + "</nav></header>",
+           + "".join(f'<a href="#kernel-{_esc(k)}">{_esc(k)}</a>' for k in docs.kernels)
+           + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>",
            f'<section id="which"><h2>Which style should I use?</h2><p class="meta">Tick what you need; on '
            f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
            f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
@@ -362,11 +362,13 @@ def html_page(doc: dict, source: str) -> str:
         out += [f"<tr><td>{_esc(c)}</td><td>{_esc(w).replace('`', '')}</td><td>{_esc(claim)}</td><td>{_esc(m)}</td>"
                 f"</tr>" for c, w, claim, m in chart]
         out.append("</tbody></table>")
-    out += ["</section>", *_latency(docs), f'<section><h2>The matrix</h2><p class="legend">{legend}</p>',
+    # The answers first, then the matrix, then latency (noisy in a whole run, never a gate: compat.report.timings).
+    out += ["</section>", f'<section><h2>The matrix</h2><p class="legend">{legend}</p>',
             f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p></section>']
     for kernel in docs.kernels:
         out += [f'<section><h2 id="kernel-{_esc(kernel)}">Kernel <code>{_esc(kernel)}</code></h2>', *_grid(docs, kernel),
                 "</section>"]
+    out += _latency(docs)
     out += ['<aside id="panel" hidden><button id="close" title="close">×</button><div id="panel-body"></div></aside>',
             f'<script type="application/json" id="data">{data}</script>', f"<script>{SCRIPT}</script>",
             "</body></html>"]
