@@ -34,7 +34,7 @@ def test_a_gpu_measurement_and_the_charts_claim_side_by_side_where_they_disagree
     gpu = _run("2.11.0", ENV, [cell("aoti_strict", "failed", error="RuntimeError", message="no"),
                                cell("aoti_nonstrict", "passed"), cell("eager", "passed")])
     rows = versions.chart_rows(versions.collect([("g.json", gpu)]))
-    assert rows == [("Supports AOTInductor", "Triton kernel (no torch.library wrapper) (`raw_jit`)", "Yes",
+    assert rows == [("Supports AOTInductor", "Triton kernel (no explicit torch.library wrapper) (`raw_jit`)", "Yes",
                      "In some cases: 1 of 2 cells work")]  # inference agrees with the chart: not listed
     assert "The tutorial's chart against the GPU measurement" in versions.html_page([("g.json", gpu)])
 
@@ -75,3 +75,22 @@ def test_silent_wrong_values_have_their_own_mark_and_cause_never_a_clean_errors(
     assert entry.state == "wrong values" and entry.causes == {"no error, values beyond tolerance"}
     page = versions.html_page(runs)
     assert "class=silent" in page and "`" not in page.split("<h2 id=cpu>")[1]  # backticks rendered as <code>
+
+
+def test_the_charts_rows_are_quoted_verbatim_and_only_real_disagreements_listed():
+    def run(*cells):
+        return versions.collect([("g.json", _run("2.11.0", ENV, list(cells)))])
+
+    # "In all cases" is what the measurement calls Yes; a hedged claim is refuted only by less.
+    assert not versions.chart_rows(run(*(cell(s, "passed", style="custom_op") for s in versions.COMPILE)))
+    assert not versions.chart_rows(run(*(cell(s, "passed") for s in versions.COMPILE)))
+    rows = versions.chart_rows(run(cell("compile_eager", "failed", error="E", message="x"),
+                                   cell("compile_inductor", "failed", error="E", message="x")))
+    assert rows[0][0] == "Supports torch.compile(fullgraph=True)" and rows[0][3].startswith("No: 0 of 2")
+    # Training and FLOPs of a custom_op assume registrations no style here makes: never compared.
+    assert not versions.chart_rows(run(cell("compile_backward", "failed", style="custom_op", error="E", message="x"),
+                                       cell("flop_count", "failed", style="custom_op", error="E", message="x")))
+    # custom_op's "no AOTInductor" holds without Python: said so beside what Python measured.
+    (row,) = versions.chart_rows(run(cell("aoti_strict", "passed", style="custom_op"),
+                                     cell("aoti_cpp_strict", "failed", style="custom_op", error="E", message="x")))
+    assert row[2] == "No" and "from C++ No: 0 of 1 cells work (the chart holds without Python)" in row[3]
