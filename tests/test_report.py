@@ -248,3 +248,15 @@ def test_styles_are_grouped_by_family_and_a_partial_stage_names_the_kernels_it_f
     md = report.markdown(doc(cells), "r.json")
     assert "### launch idiom" in md and "| **registration** |" in md
     assert '<tr class="family">' in page.html_page(doc(cells), "r.json")
+
+
+def test_the_pages_open_with_one_answer_per_goal_naming_the_main_styles():
+    from compat.evidence import results
+
+    d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
+    lines = recommend.answers(recommend.table(d, verdicts.of_doc(d)))
+    assert [line.split("**")[1] for line in lines] == [question for question, _ in recommend.GOALS]
+    cpp = next(line for line in lines if line.startswith("**AOTInductor from C++ with gradients"))
+    assert all(f"`{style}`" in cpp for style in recommend.MAIN_STYLES)
+    md = (ROOT / "docs" / "SUPPORT_MATRIX.md").read_text()
+    assert md.index(lines[0]) < md.index("| goal |")  # the answers before the table, near the top

@@ -15,7 +15,7 @@ from collections import Counter
 
 from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 from ..matrix.styles import FAMILIES, STYLES
-from .recommend import INTRO, describe_missing, goals
+from .recommend import INTRO, answers, describe_missing, goals
 from .report import DTYPE, FIRST_CALL_HEAD, Docs, Entry, latency_intro, latency_tables, stage_group, style_family
 from .timings import first_point
 
@@ -290,6 +290,12 @@ def _style_lines(docs: Docs) -> list[str]:
     return out + (["</ul>"] if family else [])
 
 
+def _inline(text: str) -> str:
+    """A line of Markdown's inline marks (bold, code) as HTML."""
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _esc(text))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
 def _goals_table(docs: Docs) -> list[str]:
     def names(answers):
         return ", ".join(f"<code>{_esc(a.style)}</code>" + (f" ({_esc(a.mode)} export)" if a.mode else "")
@@ -350,7 +356,9 @@ def html_page(doc: dict, source: str) -> str:
            "<nav>" + '<a href="#which">Which style should I use?</a>'
            + "".join(f'<a href="#kernel-{_esc(k)}">{_esc(k)}</a>' for k in docs.kernels)
            + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>",
-           f'<section id="which"><h2>Which style should I use?</h2><p class="meta">Tick what you need; on '
+           '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
+           + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend)) + "</ul>"
+           f'<p class="meta">Tick what you need; on '
            f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
            f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
            "<h3>Common goals</h3>", *_goals_table(docs), *_style_lines(docs)]

@@ -240,9 +240,51 @@ INTRO = ("the styles whose every measured cell works in the stages it needs (eve
          "cells pass on the model's inputs but have not been fuzzed is listed apart.")
 
 
+# The styles most kernels are wrapped in: each goal's answer says how each of them fares, best or not.
+MAIN_STYLES = ("triton_op", "custom_op", "raw_jit", "autograd_function")
+LEVEL_WORDS = {MEETS: "does it, fuzz-verified", CONTIGUOUS_ONLY: "does it for contiguous inputs only",
+               UNFUZZED: "does it on the model's inputs, not all fuzzed", MISSES: "does not"}
+CONTIGUOUS_CAVEAT = ("call .contiguous() on the inputs before the exported program or package: a .contiguous() inside "
+                     "the traced op copies nothing on the example")
+PYTHON_CAVEAT = "its package needs the op registered in Python where it is loaded (not from C++)"
+
+
+def _failing(answer: Answer) -> str:
+    """For a style that misses: the kernels it fails on, so one exotic kernel does not hide a style that works for
+    the others."""
+    kernels = sorted({k for m in answer.missing for k in m["failing"]})
+    if answer.level != MISSES or not kernels:
+        return ""
+    return " (fails for every kernel it ran)" if set(kernels) >= set(answer.kernels) else \
+        f" (fails for {', '.join(kernels)}; works for the others)"
+
+
+def answers(data: dict[str, Any]) -> list[str]:
+    """One line per common goal, answer first: the style to use, its evidence, its caveat; then the main styles."""
+    out = []
+    for question, selection in GOALS:
+        ranked = evaluate(data, list(selection))
+        best = ranked[0] if ranked and ranked[0].level != MISSES else None
+        if best is None:
+            line = f"**{question}**: no style does all of it here; closest `{ranked[0].style}`, which misses " \
+                   f"{describe_missing(ranked[0])}" if ranked else f"**{question}**: nothing measured"
+        else:
+            line = f"**{question}**: use `{best.style}`" + (f" ({best.mode} export)" if best.mode else "") \
+                   + f", {LEVEL_WORDS[best.level]}"
+            if best.level == CONTIGUOUS_ONLY:
+                line += f"; {CONTIGUOUS_CAVEAT}"
+            if best.style == "custom_op" and "aoti" in selection:
+                line += f"; {PYTHON_CAVEAT}"
+        status = {a.style: a for a in ranked}
+        main = [f"`{s}` {LEVEL_WORDS[status[s].level]}{_failing(status[s])}" for s in MAIN_STYLES
+                if s in status and status[s] is not best]
+        out.append(line + (f". Of the main styles: {', '.join(main)}." if main else "."))
+    return out
+
+
 def markdown(data: dict[str, Any]) -> list[str]:
-    out = ["## Which style should I use?", "", f"For each goal, on {data['device']}: {INTRO} The HTML page answers "
-           "any combination.", "",
+    out = ["## Which style should I use?", "", *(f"- {line}" for line in answers(data)), "",
+           f"For each goal, on {data['device']}: {INTRO} The HTML page answers any combination.", "",
            "| goal | does all of it (fuzz-verified) | for contiguous inputs only | on the model's inputs, not fuzzed "
            "yet | closest of the others: what it misses |", "|---|---|---|---|---|"]
     for question, full, contiguous, unfuzzed, close in goals(data):
