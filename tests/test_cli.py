@@ -10,6 +10,7 @@ import pytest
 
 from compat import __main__ as cli
 from compat import __version__
+from compat.report.report import KERNEL_PAGES
 from compat.run.commands import DOCS
 
 from .docs_fixtures import writeup
@@ -49,7 +50,7 @@ def test_report_writes_to_the_users_report_folder_unless_told_docs(monkeypatch, 
     monkeypatch.chdir(tmp_path)
     results = write(tmp_path, "r.json", writeup())
     assert cli.main(["report", results]) == 0
-    assert sorted(p.name for p in (tmp_path / cli.REPORT_DIR).iterdir()) == sorted(DOCS.values())
+    assert sorted(p.name for p in (tmp_path / cli.REPORT_DIR).iterdir()) == sorted([*DOCS.values(), KERNEL_PAGES])
     assert not (tmp_path / "docs").exists()
 
 

@@ -102,7 +102,8 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 def render_docs(results_path: str) -> dict[str, str]:
     """The documentation pages generated from one results file, by file name."""
     doc = results.load(results_path)
-    return {DOCS["md"]: report.markdown(doc, results_path), DOCS["html"]: page.html_page(doc, results_path)}
+    return {DOCS["md"]: report.markdown(doc, results_path), **report.kernel_pages(doc, results_path),
+            DOCS["html"]: page.html_page(doc, results_path)}
 
 
 def _writable(path: Path, option: str) -> None:
@@ -116,7 +117,7 @@ def _report(args: argparse.Namespace) -> int:
     pages = render_docs(args.results)
     out = Path(args.out_dir)
     for name in pages:
-        _writable(out / name, "--out-dir")
+        _writable(out / name, "--out-dir")  # makes the kernel pages' folder
     for name, text in pages.items():
         write_atomic(out / name, text)
         print(out / name)
