@@ -148,7 +148,7 @@ def _function_imports():
             for node in ast.walk(fn):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     near = "".join(lines[max(node.lineno - 3, 0):node.lineno])
-                    yield path.relative_to(PACKAGE.parent), node.lineno, task or fn.name == "_cell" or "#" in near
+                    yield path.relative_to(PACKAGE.parent), node.lineno, task or "#" in near
 
 
 def test_imports_inside_functions_are_few_and_each_says_why():

@@ -33,7 +33,7 @@ def task(name: str):
 
 
 def _cell(cell_id: str):
-    from ..matrix.cells import parse_cell_id
+    from ..matrix.cells import parse_cell_id  # lazily, as the task bodies (see TASKS)
 
     return parse_cell_id(cell_id, "child task")
 

@@ -114,8 +114,9 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
         rec.ran += 1
         rec.works += v.works
         rec.unfuzzed += v.unfuzzed
-        rec.contiguous += v.works or _views_only(v, fuzz.get(package_cell_of(c["id"]) or c["id"]))
-        if (package_cell_of(c["id"]) or c["id"]) in fuzz:  # a C++ cell: its package's fuzz tests
+        fuzzed_as = package_cell_of(c["id"]) or c["id"]  # a C++ cell: its package's fuzz tests
+        rec.contiguous += v.works or _views_only(v, fuzz.get(fuzzed_as))
+        if fuzzed_as in fuzz:
             rec.fuzzed += 1
             rec.layouts_ok += v.works and not v.refuses
         if not v.works:

@@ -79,9 +79,9 @@ def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_li
         out.add("|---|---|---|---|")
         reserve = 200  # room for this group's "more" line and the next group's heading
         for i, (c, cells) in enumerate(folded):
-            fixed = f"| | {c.before.replace('|', '/')} | {c.after.replace('|', '/')} | {_why(c)} |"
-            room = min(CELLS_CHARS, out.chars - len(fixed.encode()) - reserve)
-            row = fixed.replace("| |", f"| {_cells(cells, room)} |", 1)
+            rest = f" | {c.before.replace('|', '/')} | {c.after.replace('|', '/')} | {_why(c)} |"
+            room = min(CELLS_CHARS, out.chars - len(rest.encode()) - reserve)
+            row = f"| {_cells(cells, room)}{rest}"
             if room < 100 or not out.add(row):
                 more = sum(len(cells) for _, cells in folded[i:])
                 out.left_out += more
