@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from compat.evidence import baseline
-from compat.evidence.expectations import UNEXPLAINED, Expectations, Run, accept, dump, widen
+from compat.evidence.expectations import UNEXPLAINED, Expectations, Run, accept, cell_view, dump, resolve, widen
 from compat.evidence.outcomes import Outcome, from_exception
 from compat.evidence.rootcause import WRAPPER_LINES, root_cause
 
@@ -78,8 +78,8 @@ def test_no_committed_row_or_catalogue_entry_matches_only_a_wrappers_line():
 
     from compat.evidence.catalogue import KNOWN
 
-    data = yaml.safe_load((Path(__file__).resolve().parent.parent / "expectations.yaml").read_text())
-    matches = [r.get("match") for s in ("cells", "fuzz") for rows in data.get(s, {}).values() for r in rows]
+    data = cell_view(yaml.safe_load((Path(__file__).resolve().parent.parent / "expectations.yaml").read_text()), "x")
+    matches = [resolve(r).get("match") for s in ("cells", "fuzz") for rows in data.get(s, {}).values() for r in rows]
     assert not set(matches + [k.match for k in KNOWN]) & set(WRAPPER_LINES)
 
 
@@ -153,7 +153,7 @@ def test_a_run_without_rows_fails_only_on_what_changed_and_writes_the_changes(mi
     accepted = project.runpytest_subprocess("-p", "no:cacheprovider", *cells, "test_matrix.py", "--compat-accept",
                                             "--compat-results=out/a.json")
     accepted.assert_outcomes(passed=2)
-    written = yaml.safe_load((project.path / "expectations.yaml").read_text())["cells"]
+    written = cell_view(yaml.safe_load((project.path / "expectations.yaml").read_text()), "test")["cells"]
     widened = written[CELL.replace("float32", "*")] if CELL not in written else written[CELL]
     assert widened[0]["torch"].startswith(">=0.1,<") and len(widened[0]["provenance"]["measured"]) == 2
 
@@ -172,7 +172,7 @@ def test_accept_widens_the_neighbours_row_instead_of_copying_it(tmp_path):
     changes = accept(exp, {ID: Outcome("failed", "RuntimeError", DATA_PTR)}, run, measured,
                      neighbours=baseline.neighbours(exp, run))
     assert len(changes) == 1 and "widened" in changes[0]
-    (row,) = yaml.safe_load(exp.path.read_text())["cells"][ID]
+    (row,) = cell_view(yaml.safe_load(exp.path.read_text()), "test")["cells"][ID]
     assert (row["torch"], row["triton"]) == (">=2.13,<2.16", ">=3.7,<3.10")
     assert [m["torch"] for m in row["provenance"]["measured"]] == ["2.13.0+cpu", "2.15.0"]
     assert Expectations.load(exp.path).lookup(ID, Run("2.14.0", "3.8.0", CPU)) is not None
@@ -183,7 +183,7 @@ def test_a_new_row_keeps_the_explanation_a_row_of_another_host_gives_it(tmp_path
     exp = exp_with(tmp_path, {ID: [{**FAILS_213, "match": "no catalogue entry knows", "host": "gpu"}]})
     measured = {"torch": "2.13.0", "triton": "3.7.1", "device": "cpu", "date": "2026-11-22"}
     accept(exp, {ID: unknown}, Run("2.13.0", "3.7.1", CPU), measured)
-    rows = yaml.safe_load(exp.path.read_text())["cells"][ID]
+    rows = cell_view(yaml.safe_load(exp.path.read_text()), "test")["cells"][ID]
     new = next(r for r in rows if r["host"] == CPU)
     assert new["reason"] == "fake tensors have no data" and UNEXPLAINED not in new["reason"]
 
@@ -202,7 +202,7 @@ def test_accept_widens_down_to_an_older_version_measured_later(tmp_path):
     measured = {"torch": "2.11.0", "triton": "3.6.0", "device": "cpu", "date": "2026-11-22"}
     accept(exp, {ID: Outcome("failed", "RuntimeError", DATA_PTR)}, run, measured,
            neighbours=baseline.neighbours(exp, run, above=True))
-    (row,) = yaml.safe_load(exp.path.read_text())["cells"][ID]
+    (row,) = cell_view(yaml.safe_load(exp.path.read_text()), "test")["cells"][ID]
     assert (row["torch"], row["triton"]) == (">=2.11,<2.14", ">=3.6,<3.8")
 
 

@@ -1,13 +1,28 @@
 """Expectations as data: validation, version ranges, the gate's verdicts, and accept mode."""
 
+import difflib
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from compat.errors import ExpectationsError
-from compat.evidence.expectations import UNEXPLAINED, Expectations, Run, accept, dump, verdict
+from compat.evidence import results
+from compat.evidence.baseline import neighbours
+from compat.evidence.expectations import (
+    UNEXPLAINED,
+    Expectations,
+    Run,
+    accept,
+    cell_view,
+    dump,
+    measured_on,
+    resolve,
+    verdict,
+)
 from compat.evidence.outcomes import Outcome
 
 CELL = "silu-raw_jit-export_nonstrict-bfloat16-cuda"
@@ -19,14 +34,23 @@ NEW_TEXT = {"torch": ">=2.14", "outcome": "failed", "error": "RuntimeError",
             "match": "Raw Triton kernel calls are not supported", "reason": "own message",
             "provenance": {"documented": "pytorch/pytorch#185827"}}
 GPU = Run("2.11.0+cu130", "3.6.0", "gpu")
+ROOT = Path(__file__).resolve().parent.parent
 DATA_POINTER = Outcome("failed", "RuntimeError",
                        "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). "
                        "If you're using torch.compile/export/fx, ...")
 
 
-def write(tmp_path, cells, schema=1) -> Path:
+def write(tmp_path, cells) -> Path:
     path = tmp_path / "expectations.yaml"
-    path.write_text(dump({"schema": schema, "cells": cells}))
+    path.write_text(dump({"cells": cells}))
+    return path
+
+
+def write_as_is(tmp_path, cells, schema=2) -> Path:
+    """Rows written as given (dump would name catalogue entries), one per cell, in schema 2 or schema 1."""
+    path = tmp_path / "expectations.yaml"
+    rows = [{**row, "ids": [cell_id]} for cell_id, cell_rows in cells.items() for row in cell_rows]
+    path.write_text(yaml.safe_dump({"schema": schema, "cells": rows if schema == 2 else cells}))
     return path
 
 
@@ -35,7 +59,7 @@ def load(tmp_path, cells) -> Expectations:
 
 
 def test_first_row_matching_the_versions_wins(tmp_path):
-    exp = load(tmp_path, {CELL: [NEW_TEXT, FAILS]})
+    exp = Expectations.load(write_as_is(tmp_path, {CELL: [NEW_TEXT, FAILS]}))
     assert exp.lookup(CELL, GPU).index == 1
     assert exp.lookup(CELL, Run("2.14.1", "3.8.0", "gpu")).index == 0
     assert exp.lookup(CELL, Run("2.5.1", "3.1.0", "gpu")) is None
@@ -78,7 +102,6 @@ def test_verdicts_name_expected_observed_and_how_to_record(tmp_path):
 @pytest.mark.parametrize("cells, fragment", [
     ({"silu-nosuch-eager-bfloat16-cuda": [FAILS]}, "unknown style name(s) 'nosuch'; valid style names: raw_jit"),
     ({"silu-raw_jit-eager-cuda": [FAILS]}, "is not a cell id of the form kernel-style-stage-dtype-device"),
-    ({CELL: []}, f"cells.{CELL}: must be a non-empty list"),
     ({CELL: [{**FAILS, "torch": "2.11"}]}, f"cells.{CELL}[0]: torch: '2.11' is not a version specifier"),
     ({CELL: [{**FAILS, "match": "(unclosed"}]}, "is not a valid regex"),
     ({CELL: [{k: v for k, v in FAILS.items() if k != "reason"}]}, "outcome failed needs 'reason'"),
@@ -88,7 +111,7 @@ def test_verdicts_name_expected_observed_and_how_to_record(tmp_path):
     ({CELL: [{**FAILS, "host": "tpu"}]}, "host 'tpu' is not one of"),
 ])
 def test_malformed_rows_are_named(tmp_path, cells, fragment):
-    path = write(tmp_path, cells)
+    path = write_as_is(tmp_path, cells)
     with pytest.raises(ExpectationsError) as info:
         Expectations.load(path)
     assert str(path) in str(info.value) and fragment in str(info.value)
@@ -99,8 +122,11 @@ def test_malformed_files_are_named(tmp_path):
     bad.write_text("schema: 1\ncells: {a: [}\n")
     with pytest.raises(ExpectationsError, match="bad.yaml: not valid YAML"):
         Expectations.load(bad)
-    with pytest.raises(ExpectationsError, match="schema 2 is not supported"):
-        Expectations.load(write(tmp_path, {}, schema=2))
+    with pytest.raises(ExpectationsError, match="schema 3 is not supported"):
+        Expectations.load(write_as_is(tmp_path, {}, schema=3))
+    bad.write_text("schema: 2\ncells:\n- {torch: '>=2.6', outcome: passed, ids: []}\n")
+    with pytest.raises(ExpectationsError, match=r"cells\[0\]: a row must be a mapping whose 'ids' lists the cells"):
+        Expectations.load(bad)
     with pytest.raises(ExpectationsError, match="cannot read the expectations file"):
         Expectations.load(tmp_path / "missing.yaml")
 
@@ -182,7 +208,9 @@ def test_accept_folds_rows_every_dtype_shares(tmp_path):
 def test_accept_explains_failures_the_catalogue_knows(tmp_path):
     exp = load(tmp_path, {})
     accept(exp, {CELL: DATA_POINTER}, GPU, MEASURED["measured"])
-    row = Expectations.load(exp.path).lookup(CELL, GPU).row
+    written = Expectations.load(exp.path).lookup(CELL, GPU)
+    row = written.full
+    assert written.row["known"] == "raw_launch_data_ptr" and "reason" not in written.row  # a key, not a copy
     assert row["match"] == r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor, FunctionalTensor\)"
     assert "FakeTensors" in row["reason"] and "pytorch/pytorch#146066" in row["reason"]
     assert "triton_op" in row["rewrite"]
@@ -190,7 +218,7 @@ def test_accept_explains_failures_the_catalogue_knows(tmp_path):
     interp = CELL.replace("bfloat16-cuda", "float32-cpu_interpret")
     accept(exp, {interp: DATA_POINTER}, Run("2.13.0", "3.7.1", "cpu-only"), MEASURED["measured"])
     assert "TRITON_INTERPRET" in Expectations.load(exp.path).lookup(interp, Run("2.13.0", "3.7.1", "cpu-only")
-                                                                    ).row["reason"]
+                                                                    ).full["reason"]
 
 
 def test_cells_outside_the_matrix_are_refused(tmp_path):
@@ -231,7 +259,7 @@ def test_a_malformed_fuzz_section_names_the_problem(tmp_path):
     path.write_text(dump({"schema": 1, "cells": {}, "fuzz": {FUZZ_CELL: [{**FUZZ_ROW, "reason": ""}]}}))
     with pytest.raises(ExpectationsError, match=rf"fuzz.{FUZZ_CELL}\[0\]: outcome mismatch needs 'reason'"):
         Expectations.load(path)
-    path.write_text(dump({"schema": 1, "cells": {}, "fuzzing": {}}))
+    path.write_text(yaml.safe_dump({"schema": 2, "cells": [], "fuzzing": []}))
     with pytest.raises(ExpectationsError, match="optionally 'fuzz'"):
         Expectations.load(path)
 
@@ -272,11 +300,70 @@ def test_accept_records_fuzz_findings_with_their_example_and_the_catalogues_reas
     exp = Expectations.load(path)
     changes = accept(exp, observed, GPU, MEASURED["measured"], section="fuzz")
     assert len(changes) == 3 and all(c.startswith("fuzz ") for c in changes)  # a pass without rows needs none
-    rows = Expectations.load(path).data["fuzz"]
+    rows = {cell_id: [resolve(row) for row in rows] for cell_id, rows in Expectations.load(path).data["fuzz"].items()}
     (row,) = rows[aoti]
-    assert row["example"] == '{"shape":[1024,1000],"layout":"transposed","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
+    assert row["known"] == "fuzz_aoti_strided_wrong" and row["example"] == '{"shape":[1024,1000],"layout":"transposed","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
     assert row["reproducer"] == found.detail["reproducer"] and "the AOTI package compiles the launch in" in row["reason"]
     assert "returns None for a non-contiguous input" in rows["silu_mul-custom_op-aoti_strict-float16-cuda"][0]["reason"]
     # The catalogue's fuzz entries say nothing of a compile stage, nor of the matrix's own cells.
     assert rows["silu_mul-triton_op-compile_inductor-float16-cuda"][0]["reason"] == UNEXPLAINED
     assert Expectations.load(path).data["cells"] == {}
+
+
+# ---- schema 2: rows listing their cells, catalogue entries by key ----
+
+POOL = [{"torch": f">={6 + i % 3}.0", "outcome": "passed", "provenance": {"documented": f"row {i}"}} for i in range(5)]
+CELLS = [CELL, CELL.replace("bfloat16", "float16"), CELL.replace("raw_jit", "triton_op"), FUZZ_CELL]
+
+
+@given(st.dictionaries(st.sampled_from(CELLS), st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=4,
+                                                        unique=True), min_size=1))
+def test_a_file_written_and_read_gives_every_cell_its_rows_in_order(picks):
+    """Cells share a row where they can; where their orders disagree (a cycle) a row is written per cell."""
+    cells = {cell_id: [POOL[i] for i in rows] for cell_id, rows in picks.items()}
+    text = dump({"cells": cells})
+    groups = yaml.safe_load(text)["cells"]
+    assert Expectations(Path("x"), cell_view(yaml.safe_load(text), "x")).data["cells"] == cells
+    assert len(groups) <= sum(map(len, cells.values()))
+
+
+def test_a_row_names_its_catalogue_entry_and_is_read_with_its_words(tmp_path):
+    written_out = resolve({"torch": ">=2.6", "outcome": "failed", "error": "RuntimeError", "known": "raw_launch_data_ptr",
+                           "provenance": MEASURED})
+    assert "FakeTensors" in written_out["reason"] and written_out["match"].startswith("Cannot access data pointer")
+    row = {k: v for k, v in written_out.items() if k != "known"}
+    text = dump({"cells": {CELL: [row]}})  # a row that copies an entry's words is written with its key
+    assert "known: raw_launch_data_ptr" in text and "FakeTensors" not in text
+    (path := tmp_path / "e.yaml").write_text(text)
+    assert Expectations.load(path).lookup(CELL, GPU).agrees(DATA_POINTER)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"known": "no_such_entry"}, "no catalogue entry has the key 'no_such_entry'"),
+    ({"known": "raw_launch_data_ptr", "reason": "mine"}, "a row with 'known' takes its reason and rewrite from"),
+    ({"known": "fuzz_aoti_strided_wrong"}, "explains outcome mismatch, the row expects failed"),
+])
+def test_a_wrong_catalogue_key_is_named(tmp_path, change, fragment):
+    row = {"torch": ">=2.6", "outcome": "failed", "error": "RuntimeError", **change, "provenance": MEASURED}
+    with pytest.raises(ExpectationsError, match=re.escape(fragment)):
+        Expectations.load(write_as_is(tmp_path, {CELL: [row]}))
+
+
+def test_schema_1_is_still_read(tmp_path):
+    exp = Expectations.load(write_as_is(tmp_path, {CELL: [FAILS]}, schema=1))
+    assert exp.lookup(CELL, GPU).agrees(DATA_POINTER)
+
+
+def test_an_upgrade_that_changes_no_outcome_is_a_diff_of_a_few_screens(tmp_path):
+    """Accepting a torch that changed nothing (2.15's CPU results, as if measured on 2.16) widens the rows cells
+    share: one range per row, not one row per cell."""
+    suite = ROOT / "expectations.yaml"
+    (copy := tmp_path / "expectations.yaml").write_text(suite.read_text())
+    doc = results.load(ROOT / "results" / "torch-2.15.0-cu132_triton-3.9.0_cpu.json.gz")
+    env = {**doc["environment"], "torch": "2.16.0+cu132", "triton": "3.10.0"}
+    exp, run = Expectations.load(copy), Run.from_env(env)
+    observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
+    changes = accept(exp, observed, run, measured_on(env), neighbours=neighbours(exp, run, above=True))
+    diff = list(difflib.unified_diff(suite.read_text().splitlines(), copy.read_text().splitlines(), n=0))
+    assert len(changes) > 1000 and all("widened" in c for c in changes)
+    assert len(diff) < 1000, f"{len(diff)} lines of diff for {len(changes)} widened cells"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compat.evidence.expectations import cell_view
 from tests.projects import PROVENANCE, expect
 
 CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
@@ -76,7 +77,7 @@ def test_a_cell_with_no_expectation_fails_then_accept_records_it(mine):
     accepted.assert_outcomes(passed=1)
     accepted.stdout.fnmatch_lines([f"accepted: {MINE}: no expectation -> passed*"])
     # cpu_interpret runs one dtype, so the row lands under the cell's any-dtype key; accept made the file.
-    rows = yaml.safe_load((mine.path / "expectations.yaml").read_text())["cells"][MINE.replace("float32", "*")]
+    rows = cell_view(yaml.safe_load((mine.path / "expectations.yaml").read_text()), "test")["cells"][MINE.replace("float32", "*")]
     assert rows[0]["outcome"] == "passed" and "measured" in rows[0]["provenance"]
     run_mine().assert_outcomes(passed=1)
 

@@ -19,6 +19,7 @@ from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton
 from compat import Backward, Dim, Kernel, Module, OneOf, Op, Scalar, Tensor, Tunable
 from compat.child import launches
 from compat.errors import RegistryError
+from compat.evidence.expectations import cell_view
 from compat.matrix.cells import Cell, why_not_applicable
 from compat.matrix.contract import GIVEN
 from compat.matrix.kernels import launch_silu, silu_kernel, silu_reference
@@ -223,7 +224,7 @@ def test_a_first_accept_creates_the_expectations_file_it_is_told_to_write(projec
                                           "--compat-kernels=faulty", "--compat-stages=eager",
                                           "--compat-expectations=gate/mine.yaml")
     result.assert_outcomes(passed=1)
-    rows = yaml.safe_load((project.path / "gate" / "mine.yaml").read_text())["cells"]
+    rows = cell_view(yaml.safe_load((project.path / "gate" / "mine.yaml").read_text()), "test")["cells"]
     assert rows[FAULTY_CELL.replace("float32", "*")][0]["outcome"] == "passed"
 
 

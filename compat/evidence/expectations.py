@@ -1,37 +1,47 @@
-"""Expected outcomes as data: one YAML file, a list of rows per cell id, each row for a range of versions.
+"""Expected outcomes as data: one YAML file of rows, each row a version range's outcome for the cells it lists.
 
-    schema: 1
+    schema: 2
     cells:
-      silu-raw_jit-export_nonstrict-*-cuda:     # a cell id, or one with '*' for its dtype: every dtype of the kernel
-      - torch: '>=2.6,<2.14'            # packaging specifiers; the first row that matches the run is used
-        triton: '>=3.0'                 # optional
-        host: gpu                       # optional: gpu (CUDA available) or cpu-only
-        outcome: failed                 # passed | failed | mismatch | crashed | timed_out
-        error: torch._dynamo.exc.TorchRuntimeError  # failed: the exception type, qualified unless builtin
-        cause: RuntimeError             # failed, optional: the root cause's type, where a wrapper re-raised it
-        match: 'Cannot access data pointer of Tensor'   # failed: a regex on the root cause's stable fragment,
-                                        #   searched in the message and the cause's message
-        reason: one line on why
-        rewrite: what to do instead     # optional
-        provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
-                    # or {documented: 'pytorch/pytorch#185827: ...'}
+    - torch: '>=2.6,<2.14'              # packaging specifiers; a cell's first row that matches the run is used
+      triton: '>=3.0'                   # optional
+      host: gpu                         # optional: gpu (CUDA available) or cpu-only
+      outcome: failed                   # passed | failed | mismatch | crashed | timed_out
+      error: torch._dynamo.exc.TorchRuntimeError  # failed: the exception type, qualified unless builtin
+      cause: RuntimeError               # failed, optional: the root cause's type, where a wrapper re-raised it
+      known: raw_launch_data_ptr        # the catalogue entry (compat.evidence.catalogue, or your register_known)
+                                        #   whose reason, rewrite and match the row takes; or, written out:
+      # match: 'Cannot access data pointer of Tensor'  # failed: a regex on the root cause's stable fragment,
+      #                                 #   searched in the message and the cause's message (with `known`: a
+      #                                 #   narrower regex than the entry's, where one was observed)
+      # reason: one line on why
+      # rewrite: what to do instead     # optional
+      provenance: {measured: {torch: 2.11.0+cu130, triton: 3.6.0, device: NVIDIA H100, date: 2026-11-22}}
+                  # or a list of those, for a row widened over versions, or {documented: 'pytorch/pytorch#185827: ...'}
+      ids:                              # the cells the row holds for: cell ids, or with '*' for the dtype (every
+      - silu-raw_jit-export_nonstrict-*-cuda   # dtype of the kernel)
 
-    fuzz:                               # optional: the fuzz tests' findings, same row format, plus
-      silu-raw_jit-export_strict-*-cuda:  #   example: the falsifying example's JSON, replayed first in every run
-      - ...                             #   reproducer: the command that reproduces it
+    fuzz:                               # optional: the fuzz tests' findings, same rows, plus
+    - ...                               #   example: the falsifying example's JSON, replayed first in every run
+                                        #   reproducer: the command that reproduces it
                                         # a cell without fuzz rows is expected to pass its fuzz test
 
-A cell's rows are those under its own id, then those under its any-dtype key. --compat-accept writes per-cell rows,
-then folds the rows that every dtype of a cell shares into the any-dtype key, so the file stays readable.
+A cell's rows are those listing its own id, then those listing its any-dtype key, each in file order. In memory
+the file is read as each cell's list of rows (`Expectations.data`); writing groups the cells that share a row, in
+an order that keeps every cell's own order, and names a catalogue entry by its key where a row carries its words.
+--compat-accept folds the rows that every dtype of a cell shares into the any-dtype key. Schema 1 (a mapping of
+cell ids to their rows) is still read; the next accept rewrites it as schema 2.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import os
 import re
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -53,14 +63,17 @@ from ..matrix.cells import (
 )
 from ..matrix.kernels import KERNELS
 from ..matrix.strategies import Example
-from .catalogue import explain
+from .catalogue import KNOWN, by_key, explain
 from .outcomes import KINDS, Outcome
 
-SCHEMA = 1
+SCHEMA = 2
+READS = (1, 2)  # schema 1: a mapping of cell ids to their rows, rewritten as schema 2 by the next accept
 EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
 HOSTS = ("gpu", "cpu-only")
-ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "cause", "match", "signal", "reason", "rewrite", "provenance",
-            "example", "reproducer"}
+ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "cause", "known", "match", "signal", "reason", "rewrite",
+            "provenance", "example", "reproducer"}
+WORDS = ("match", "reason", "rewrite")  # what a row takes from its catalogue entry (`known`) or writes out
+IDS = "ids"  # a row's list of the cells it holds for, in the file
 SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
 UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
 
@@ -112,8 +125,13 @@ class Expectation:
         return (_contains(r["torch"], run.torch) and _contains(r.get("triton"), run.triton)
                 and r.get("host", run.host) == run.host)
 
+    @cached_property
+    def full(self) -> dict[str, Any]:
+        """The row with its catalogue entry's words filled in."""
+        return resolve(self.row)
+
     def describe(self) -> str:
-        r = self.row
+        r = self.full
         if r["outcome"] == "failed":
             cause = f" caused by {r['cause']}" if r.get("cause") else ""
             return f"failed {r['error']}{cause} matching /{r['match']}/"
@@ -122,7 +140,7 @@ class Expectation:
         return r["outcome"]
 
     def agrees(self, outcome: Outcome) -> bool:
-        r = self.row
+        r = self.full
         if outcome.kind != r["outcome"]:
             return False
         if r["outcome"] == "failed":
@@ -171,6 +189,7 @@ class Expectations:
             raise ExpectationsError(f"{path}: cannot read the expectations file: {exc.strerror}") from None
         except yaml.YAMLError as exc:
             raise ExpectationsError(f"{path}: not valid YAML: {exc}") from None
+        data = cell_view(data, str(path))
         validate(data, str(path))
         return cls(path, data)
 
@@ -196,12 +215,34 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def validate(data: Any, where: str) -> None:
+def cell_view(data: Any, where: str) -> dict[str, Any]:
+    """The file read as each cell's list of rows: schema 2's rows listing their cells, or schema 1's mapping."""
     if not isinstance(data, dict) or not {"schema", "cells"} <= set(data) <= {"schema", *SECTIONS}:
         raise ExpectationsError(f"{where}: the top level must be a mapping with the keys 'schema' and 'cells', and "
                                 f"optionally 'fuzz'")
-    if data["schema"] != SCHEMA:
-        raise ExpectationsError(f"{where}: schema {data['schema']!r} is not supported (this version reads {SCHEMA})")
+    if data["schema"] not in READS:
+        raise ExpectationsError(f"{where}: schema {data['schema']!r} is not supported (this version reads "
+                                f"{' and '.join(map(str, READS))})")
+    if data["schema"] == 1:
+        return {**data, "schema": SCHEMA}
+    view: dict[str, Any] = {"schema": SCHEMA}
+    for section in SECTIONS:
+        rows = data.get(section, [])
+        if not isinstance(rows, list):
+            raise ExpectationsError(f"{where}: '{section}' must be a list of rows, each listing its cells under "
+                                    f"'{IDS}'")
+        cells = view.setdefault(section, {})
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get(IDS), list) or not row[IDS]:
+                raise ExpectationsError(f"{where}: {section}[{i}]: a row must be a mapping whose '{IDS}' lists the "
+                                        f"cells it holds for")
+            for cell_id in row[IDS]:
+                cells.setdefault(str(cell_id), []).append({k: v for k, v in row.items() if k != IDS})
+    return view
+
+
+def validate(data: dict[str, Any], where: str) -> None:
+    """Check a file read as each cell's rows (`cell_view`)."""
     for section in SECTIONS:
         if not isinstance(data.get(section, {}), dict):
             raise ExpectationsError(f"{where}: '{section}' must map cell ids to lists of rows")
@@ -236,8 +277,11 @@ def _validate_row(row: Any, where: str) -> None:
         raise ExpectationsError(f"{where}: host {row['host']!r} is not one of {HOSTS}")
     if row["outcome"] not in EXPECTABLE:
         raise ExpectationsError(f"{where}: outcome {row['outcome']!r} is not one of {EXPECTABLE}")
-    needed = {"failed": ("error", "match", "reason"), "mismatch": ("reason",), "crashed": ("reason",),
-              "timed_out": ("reason",)}.get(row["outcome"], ())
+    if "known" in row:
+        _validate_known(row, where)
+    words = () if "known" in row else ("match", "reason") if row["outcome"] == "failed" else ("reason",)
+    needed = {"failed": ("error", *words), "mismatch": words, "crashed": words,
+              "timed_out": words}.get(row["outcome"], ())
     for key in needed:
         if not row.get(key):
             raise ExpectationsError(f"{where}: outcome {row['outcome']} needs {key!r}")
@@ -260,6 +304,47 @@ def _validate_row(row: Any, where: str) -> None:
                                            for m in measurements(prov))))):
         raise ExpectationsError(f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} (or a "
                                 f"list of those, for a row widened over versions) or {{documented: 'citation'}}")
+
+
+def _validate_known(row: dict[str, Any], where: str) -> None:
+    entry = by_key(str(row["known"]))
+    if entry is None:
+        raise ExpectationsError(f"{where}: known: no catalogue entry has the key {row['known']!r} (the suite's are in "
+                                f"compat/evidence/catalogue.py; yours are registered with compat.register_known by a "
+                                f"module your compat_cases names)")
+    if entry.kind != row["outcome"]:
+        raise ExpectationsError(f"{where}: known: {row['known']!r} explains outcome {entry.kind}, the row expects "
+                                f"{row['outcome']}")
+    written = [k for k in ("reason", "rewrite") if k in row]
+    if written:
+        raise ExpectationsError(f"{where}: a row with 'known' takes its reason and rewrite from the catalogue entry; "
+                                f"remove {written} or 'known'")
+
+
+def resolve(row: dict[str, Any]) -> dict[str, Any]:
+    """A row with its catalogue entry's words written out (as results files store it); a row without `known` as is."""
+    entry = by_key(str(row["known"])) if "known" in row else None
+    if entry is None:
+        return row
+    words = {"match": row.get("match", entry.match)} if row["outcome"] == "failed" else {}
+    words["reason"] = f"{entry.reason} ({entry.source})" if entry.source else entry.reason
+    words.update({"rewrite": entry.rewrite} if entry.rewrite else {})
+    return {**{k: v for k, v in row.items() if k != "provenance"}, **words, "provenance": row["provenance"]}
+
+
+def _keyed(row: dict[str, Any]) -> dict[str, Any]:
+    """A row that writes out a keyed catalogue entry's reason and rewrite, naming the entry instead (and keeping its
+    own match where that is not the entry's); other rows as they are."""
+    if "known" in row or "reason" not in row:
+        return row
+    rest = {k: v for k, v in row.items() if k not in WORDS}
+    for entry in (e for e in KNOWN if e.key and e.kind == row["outcome"]):
+        words = resolve({**rest, "known": entry.key})
+        if all(words.get(k) == row.get(k) for k in ("reason", "rewrite")):
+            own = {"match": row["match"]} if row.get("match", words.get("match")) != words.get("match") else {}
+            return {**{k: v for k, v in rest.items() if k != "provenance"}, "known": entry.key, **own,
+                    "provenance": row["provenance"]}
+    return row
 
 
 def measurements(prov: dict[str, Any]) -> list[dict[str, Any]]:
@@ -369,10 +454,13 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
         row["error"] = outcome.error_type
         if cause.error_type and cause.error_type != outcome.error_type:
             row["cause"] = cause.error_type
-        row["match"] = known.match if known else proposed_match(cause.fragment)
+        if not (known and known.key):
+            row["match"] = known.match if known else proposed_match(cause.fragment)
     elif outcome.kind == "crashed":
         row["signal"] = outcome.error_type
-    if known:
+    if known and known.key:
+        row["known"] = known.key
+    elif known:
         row["reason"] = f"{known.reason} ({known.source})" if known.source else known.reason
         if known.rewrite:
             row["rewrite"] = known.rewrite
@@ -390,7 +478,7 @@ def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome, sect
     """A row of the cell, for any version or host, that agrees with the outcome and says why."""
     while exp is not None:
         rows = exp.rows.get((section, cell_id), []) + exp.rows.get((section, any_dtype_key(cell_id)), [])
-        found = next((e for e in rows if UNEXPLAINED not in str(e.row.get("reason", UNEXPLAINED))
+        found = next((e for e in rows if UNEXPLAINED not in str(e.full.get("reason", UNEXPLAINED))
                       and e.agrees(outcome)), None)
         if found:
             return found
@@ -474,7 +562,8 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
         if UNEXPLAINED in str(new.get("reason")):
             twin = _explained_elsewhere(exp, cell_id, outcome, section)
             if twin is not None:
-                new = {**new, **{k: twin.row[k] for k in ("cause", "match", "reason", "rewrite") if k in twin.row}}
+                new = {**{k: v for k, v in new.items() if k not in WORDS},
+                       **{k: twin.row[k] for k in ("cause", "known", *WORDS) if k in twin.row}}
                 new["provenance"] = new.pop("provenance")  # keeps the row's key order: provenance last
         mine = current is not None and current in exp.rows.get((section, current.cell_id), [])
         if current is not None and current.agrees(outcome):
@@ -528,10 +617,71 @@ def _unshadowed(rows: list[dict]) -> list[dict]:
     return kept
 
 
+def _grouped(cells: dict[str, list[dict]]) -> list[dict]:
+    """Each distinct row once, listing the cells it holds for, in an order that keeps the order of every cell's
+    rows that can meet one run (its first matching row wins): a topological order, plain rows first where any may go.
+    Where the cells' orders disagree (a cycle), the rows left are written per cell, in each cell's order."""
+    rows: dict[str, dict] = {}
+    ids: dict[str, list[str]] = defaultdict(list)
+    later: dict[str, set[str]] = defaultdict(set)
+    own: dict[str, list[str]] = {}  # each cell's row keys, in its order
+    for cell_id, cell_rows in cells.items():
+        for row in cell_rows:
+            rows.setdefault(json.dumps(row, sort_keys=True), row)
+        keys = own[cell_id] = list(dict.fromkeys(json.dumps(row, sort_keys=True) for row in cell_rows))
+        for key in keys:
+            ids[key].append(cell_id)
+        for i, before in enumerate(keys):
+            later[before].update(after for after in keys[i + 1:] if _overlap(rows[before], rows[after]))
+    waiting = {key: 0 for key in rows}
+    for key in rows:
+        for after in later[key]:
+            waiting[after] += 1
+    plain = {key: (rows[key]["outcome"], str(rows[key].get("known") or rows[key].get("reason") or ""),
+                   str(rows[key].get("error") or ""), key) for key in rows}
+    ready = [plain[key] for key, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        key = heapq.heappop(ready)[-1]
+        order.append(key)
+        for after in later[key]:
+            waiting[after] -= 1
+            if not waiting[after]:
+                heapq.heappush(ready, plain[after])
+    groups = [{**rows[key], IDS: sorted(ids[key])} for key in order]
+    done = set(order)
+    for cell_id, keys in sorted(own.items()):
+        groups += [{**rows[key], IDS: [cell_id]} for key in keys if key not in done]
+    return groups
+
+
+def _overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether one run can match both rows. Ranges overlap where one holds the other's lower end: each selector's
+    versions (and 0, for a range open below) are the ends tried; a selector of another shape ('!=') counts as
+    overlapping, which keeps the order."""
+    if a.get("host", b.get("host")) != b.get("host", a.get("host")):
+        return False
+    for key in ("torch", "triton"):
+        specs = [SpecifierSet(str(r[key])) for r in (a, b) if r.get(key) is not None]
+        if any(c.operator in ("!=", "~=", "===") for spec in specs for c in spec):
+            continue
+        ends = {"0", *(c.version.removesuffix(".*") for spec in specs for c in spec)}
+        if not any(all(spec.contains(end) for spec in specs) for end in ends):
+            return False
+    return True
+
+
 class _PlainDumper(yaml.SafeDumper):
     def ignore_aliases(self, data):  # rows written as themselves, never as &anchors
         return True
 
 
 def dump(data: dict[str, Any]) -> str:
-    return yaml.dump(data, Dumper=_PlainDumper, sort_keys=False, width=120, allow_unicode=True)
+    """The file for a reading of it (`Expectations.data`, each cell's rows): schema 2."""
+    out: dict[str, Any] = {"schema": SCHEMA}
+    for section in SECTIONS:
+        if section in data:
+            cells = {cell_id: [_keyed(row) for row in rows] for cell_id, rows in data[section].items()}
+            out[section] = _grouped(cells)
+    return yaml.dump(out, Dumper=_PlainDumper, sort_keys=False, width=120, allow_unicode=True)

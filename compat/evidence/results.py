@@ -83,7 +83,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                 outcome = Outcome.from_dict(cell["outcome"])
                 exp = expectations.lookup(cell["id"], run, section)
                 records[cell["id"]] = {**cell, "source": cell["source"] if inner else str(path),
-                                       "expected": exp.row if exp else None,
+                                       "expected": exp.full if exp else None,
                                        "expected_at": exp.where if exp else None,
                                        "verdict": None if outcome.kind == "skipped" else  # the environment's
                                        verdict(cell["id"], exp, outcome, run, expectations.path, section)}

@@ -134,7 +134,7 @@ class MatrixRun:
             complaint += f"\n  remedy: {outcome.detail['remedy']}"
         node.user_properties.append((RECORD[section], {
             "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
-            "expected": expectation.row if expectation else None,
+            "expected": expectation.full if expectation else None,
             "expected_at": expectation.where if expectation else None,
             "verdict": complaint, "against_baseline": against, "duration_s": round(time.monotonic() - start, 2),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),

@@ -152,7 +152,7 @@ for _op in (
 LIGER = "liger-kernel 0.8.5"
 register_known(
     Known(r"torch\._dynamo\.exc\.Unsupported", r"Skip calling `torch\.compiler\.disable\(\)`d function",
-          kernels=("liger_rope", "liger_cross_entropy", "liger_layer_norm"),
+          key="liger_dispatch_compiler_disable", kernels=("liger_rope", "liger_cross_entropy", "liger_layer_norm"),
           reason="the op goes through Liger's implementation registry, liger_kernel.backends.dispatch.dispatch, which "
                  "is decorated @torch.compiler.disable: Dynamo may not trace into it, so torch.compile(fullgraph=True) "
                  "and strict export (Dynamo) stop at the call",
@@ -161,13 +161,13 @@ register_known(
                   "break, the op runs eagerly)",
           source=f"{LIGER}: liger_kernel/backends/dispatch.py, @torch.compiler.disable on dispatch()"),
     Known(r"torch\.fx\.experimental\.symbolic_shapes\.GuardOnDataDependentSymNode",
-          r"Could not guard on data-dependent expression", kernels=("liger_cross_entropy",),
+          r"Could not guard on data-dependent expression", key="liger_cross_entropy_item_guard", kernels=("liger_cross_entropy",),
           reason="cross_entropy_forward counts the targets that are not ignore_index with target_mask.sum().item(): "
                  "a value read from a tensor, on which non-strict export cannot guard",
           rewrite="pass the count in, or compute with tensors only (torch.where on the mask), so export can trace it",
           source=f"{LIGER}: liger_kernel/ops/cross_entropy.py, n_non_ignore = target_mask.sum().item()"),
     Known(r"torch\._dynamo\.exc\.UserError", r"Constraints violated \(tokens\)",
-          kernels=("liger_fused_linear_cross_entropy",),
+          key="liger_flce_token_guard", kernels=("liger_fused_linear_cross_entropy",),
           reason="fused_linear_cross_entropy_forward sizes its chunks from the token count in Python "
                  "(triton.next_power_of_2(triton.cdiv(BT, inc_factor)), then min and cdiv): strict export turns that "
                  "arithmetic into a guard on the dynamic token dimension that not every size of its range meets",
@@ -175,7 +175,7 @@ register_known(
                   "dynamic only where the chunking does not change",
           source=f"{LIGER}: liger_kernel/ops/fused_linear_cross_entropy.py, chunk_size"),
     Known("ValueError", r"treespec\.unflatten\(leaves\): `leaves` has length 3 but the spec refers to a pytree that "
-                        r"holds 1 items", kernels=("liger_rms_norm",), stages=("aoti_strict",),
+                        r"holds 1 items", key="liger_rms_norm_aoti_extra_outputs", kernels=("liger_rms_norm",), stages=("aoti_strict",),
           reason="the AOTI package of LigerRMSNorm's strict export returns three tensors where the program has one "
                  "output; aoti_load_package cannot unflatten them. The two extra are what the compiled graph treats as "
                  "inputs the forward writes (compile_cudagraphs sees the same: 'mutated inputs' at "
@@ -184,12 +184,12 @@ register_known(
           rewrite="run LigerRMSNorm under torch.compile, or package the non-Liger RMSNorm",
           source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward; torch: "
                  f"torch/_higher_order_ops/triton_kernel_wrap.py (mutation analysis)"),
-    Known("", r"3 outputs, eager has 1", kind="mismatch", kernels=("liger_rms_norm",), stages=("aoti_cpp_",),
+    Known("", r"3 outputs, eager has 1", key="liger_rms_norm_cpp_extra_outputs", kind="mismatch", kernels=("liger_rms_norm",), stages=("aoti_cpp_",),
           reason="from C++ the same package returns three tensors for the one output (see aoti_strict): the inputs "
                  "the compiled graph takes as written come back after the output",
           rewrite="run LigerRMSNorm under torch.compile, or package the non-Liger RMSNorm",
           source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward"),
-    Known("RuntimeError", r"skipping cudagraphs due to mutated inputs", kernels=("liger_rms_norm",),
+    Known("RuntimeError", r"skipping cudagraphs due to mutated inputs", key="liger_rms_norm_cudagraphs_mutated", kernels=("liger_rms_norm",),
           stages=("compile_cudagraphs",),
           reason="CUDA graph trees find an input of the compiled graph written by _rms_norm_forward_kernel's launch "
                  "(its stack names the launch in rms_norm_forward) and record no graph; the forward writes only new "
@@ -197,20 +197,20 @@ register_known(
                  "package its extra outputs",
           rewrite="mode='reduce-overhead' gains nothing here: compile without it",
           source=f"{LIGER}: liger_kernel/ops/rms_norm.py, rms_norm_forward"),
-    Known("", r"NaN where eager has none", kind="mismatch", section="fuzz", kernels=("liger_layer_norm",),
+    Known("", r"NaN where eager has none", key="liger_layer_norm_overflow", kind="mismatch", section="fuzz", kernels=("liger_layer_norm",),
           reason="_layer_norm_forward_kernel sums (x - mean)^2 in float32, which overflows for |x| above about 1e19 "
                  "(the fuzz tests' large magnitude, 1e30): the variance is inf, rstd 0, and the row comes out NaN; "
                  "torch's layer_norm gives finite values there",
           rewrite="keep activations in a range whose squares fit float32 (every real model's do)",
           source=f"{LIGER}: liger_kernel/ops/layer_norm.py, _layer_norm_forward_kernel (var = tl.sum(x_centered^2))"),
-    Known("", r", (transposed|sliced|strided): ", kind="mismatch", section="fuzz", stages=("export_", "decompose_"),
+    Known("", r", (transposed|sliced|strided): ", key="liger_rms_norm_contiguous_traced", kind="mismatch", section="fuzz", stages=("export_", "decompose_"),
           kernels=("liger_rms_norm",),
           reason="LigerRMSNormFunction's forward is wrapped in Liger's ensure_contiguous, which calls .contiguous() "
                  "on each input; tracing runs it once, on the contiguous example, where it copies nothing, so the "
                  "exported graph launches the kernel on a view's storage as if contiguous: wrong values",
           rewrite="make the input contiguous before calling the module, outside the traced code",
           source=f"{LIGER}: liger_kernel/ops/utils.py, ensure_contiguous"),
-    Known("", r"seq=1, output", kind="mismatch", kernels=("liger_rope",),
+    Known("", r"seq=1, output", key="liger_rope_seq1_stride", kind="mismatch", kernels=("liger_rope",),
           reason="rope_forward transposes q and k to (batch, seq, heads, head_dim), calls .contiguous() and hands the "
                  "kernel q.stride(1) as the row stride. With seq_len 1 and q, k contiguous in their documented shape "
                  "(batch, heads, seq, head_dim), the transposed view is already contiguous, so no copy is made, and "
@@ -221,7 +221,7 @@ register_known(
                   "or decode with seq_len > 1",
           source=f"{LIGER}: liger_kernel/ops/rope.py, rope_forward"),
     Known(r"torch\._dynamo\.exc\.Unsupported", r"DataDependentOutputException: aten\.equal\.default",
-          kernels=("liger_fused_linear_cross_entropy",), stages=("compile_backward",),
+          key="liger_flce_backward_equal", kernels=("liger_fused_linear_cross_entropy",), stages=("compile_backward",),
           reason="fused_linear_cross_entropy_backward asks torch.equal(grad_output, torch.tensor(1.0)) to skip "
                  "scaling the gradients it computed in the forward: a bool read from tensor values, which Dynamo "
                  "cannot trace in the compiled backward (Data dependent operator)",
@@ -229,13 +229,13 @@ register_known(
                   "unconditionally",
           source=f"{LIGER}: liger_kernel/ops/fused_linear_cross_entropy.py, fused_linear_cross_entropy_backward"),
     Known("AssertionError", r"raised at torch/_inductor/cudagraph_trees\.py:\d+ in _allocate_and_copy_recording_inputs",
-          kernels=("liger_fused_linear_cross_entropy",), stages=("compile_cudagraphs",),
+          key="liger_flce_cudagraphs_scalar", kernels=("liger_fused_linear_cross_entropy",), stages=("compile_cudagraphs",),
           reason="CUDA graph trees copy the compiled graph's inputs before recording and assert that every input "
                  "which is not a tensor is an int (or a generator); the graph of the chunked loss takes another kind "
                  "of scalar, and the assert has no message (torch 2.11)",
           rewrite="compile without CUDA graphs (mode=None)",
           source="torch 2.11: torch/_inductor/cudagraph_trees.py, CUDAGraphNode._allocate_and_copy_recording_inputs"),
-    Known("", "", kind="timed_out", kernels=("liger_fused_linear_cross_entropy",),
+    Known("", "", key="liger_flce_compile_time", kind="timed_out", kernels=("liger_fused_linear_cross_entropy",),
           stages=("compile_dynamic", "compile_max_autotune"), devices=("cuda",),
           reason="Inductor is still compiling at the stage's 600 s budget, each cell alone on an H100 (the same op's "
                  "compile_inductor takes 222 s): the stacks taken at 595 s show the main thread in Triton's compiler "

@@ -169,18 +169,18 @@ for _kernel in (
 # ---- what the gate explains of this repository's own cells (its catalogue, ahead of the suite's) ------------------
 
 register_known(
-    Known("", "", kind="mismatch", kernels=("my_gelu_tanh", "my_scaled_add"), stages=("aoti_legacy_",),
+    Known("", "", key="my_aoti_legacy_opaque_none", kind="mismatch", kernels=("my_gelu_tanh", "my_scaled_add"), stages=("aoti_legacy_",),
           reason="the older AOTI API (torch._inductor.aot_compile + torch._export.aot_load) calls an opaque op "
                  "(a custom_op, a Library impl in Python) back through its proxy executor and returns None for its "
                  "output, where the package API (aoti_compile_and_package + aoti_load_package) runs it right: the "
                  "suite's custom_op and library_define styles show the same",
           rewrite="torch._inductor.aoti_compile_and_package + aoti_load_package"),
-    Known("", r"NaN where eager has none", kind="mismatch", section="fuzz", kernels=("layer_norm",),
+    Known("", r"NaN where eager has none", key="my_layer_norm_overflow", kind="mismatch", section="fuzz", kernels=("layer_norm",),
           reason="the kernel sums (x - mean)^2 in float32, which overflows for |x| above about 1e19 (the fuzz tests' "
                  "large magnitude, 1e30): the variance is inf, rstd 0, and the row comes out NaN; eager's layer_norm "
                  "gives finite values there",
           rewrite="scale the row by its largest magnitude before squaring, or accumulate the variance in float64"),
-    Known("", r", (transposed|sliced|strided): ", kind="mismatch", section="fuzz",
+    Known("", r", (transposed|sliced|strided): ", key="my_contiguous_traced", kind="mismatch", section="fuzz",
           kernels=("my_rms_norm", "my_rms_norm_module", "my_swish"), stages=("export_", "decompose_", "aoti"),
           reason="the op calls .contiguous() on its input before the launch, but tracing runs that call once, on the "
                  "contiguous example, where it copies nothing: the traced graph launches the kernel directly on a "
@@ -190,25 +190,25 @@ register_known(
           rewrite="check the layout in the launcher and refuse a view (an error is the contract's clear refusal), "
                   "or make the caller pass contiguous tensors; .contiguous() inside the traced op does not survive "
                   "tracing"),
-    Known("", r"got -1\.\d+e-38, eager -0", kind="mismatch", section="fuzz", kernels=("my_swish",),
+    Known("", r"got -1\.\d+e-38, eager -0", key="my_swish_underflow", kind="mismatch", section="fuzz", kernels=("my_swish",),
           reason="at x = -91.74 (the fuzz tests' magnitude 1000; -92 in bfloat16) the exact value, -1.3e-38 (float64; "
                  "-1.7e-38 at -92), lies just above float32's smallest normal: eager PyTorch's sigmoid underflows to "
                  "0 there and the reference gives -0, while the launch in the compiled graph returns the exact value. "
                  "The difference is 1.1 to 1.4 smallest normals; no value the comparison's slack does not cover "
                  "differs",
           rewrite="none needed: the compiled value is the exact one"),
-    Known("", r"got -0, eager -\d\.\d+e-38", kind="mismatch", section="fuzz", kernels=("my_gelu_tanh",),
+    Known("", r"got -0, eager -\d\.\d+e-38", key="my_gelu_tanh_flush", kind="mismatch", section="fuzz", kernels=("my_gelu_tanh",),
           reason="for x near -10 (the fuzz tests' magnitude 1000, in bfloat16) the exact value, about -2.8e-38, lies "
                  "just above float32's smallest normal; the kernel's sigmoid(2u) there is a subnormal, which the GPU's "
                  "exp flushes to 0, so it returns -0 where the float64 reference keeps the value: 2.4 smallest normals "
                  "apart",
           rewrite="none needed: a difference of a few smallest normals"),
-    Known("", r"NaN where eager has none", kind="mismatch", section="fuzz", kernels=("my_bias_relu",),
+    Known("", r"NaN where eager has none", key="my_bias_relu_nan", kind="mismatch", section="fuzz", kernels=("my_bias_relu",),
           reason="tl.maximum(x, 0.0) gives 0 for a NaN x: Triton's maximum propagates no NaN unless asked, where "
                  "torch.relu gives NaN (the fuzz tests' special values find it; the matrix's inputs hold no NaN)",
           rewrite="tl.maximum(x, 0.0, propagate_nan=tl.PropagateNan.ALL)"),
     Known("AssertionError", r"raised at torch/_inductor/cudagraph_trees\.py:\d+ in dealloc_current_path_weakrefs",
-          section="fuzz", kernels=("my_scaled_add", "my_gelu_tanh"), stages=("compile_cudagraphs", "compile_max_autotune"),
+          key="my_cudagraphs_dealloc_assert", section="fuzz", kernels=("my_scaled_add", "my_gelu_tanh"), stages=("compile_cudagraphs", "compile_max_autotune"),
           reason="torch's CUDA graph trees assert len(node.tensor_weakrefs) == len(node.stack_traces) when they free "
                  "the previous path's outputs before recording a new shape (here a (1, 1000) input after the others); "
                  "the two lists differ for these opaque ops' outputs and the assert has no message. Both modes that "
@@ -217,7 +217,7 @@ register_known(
           rewrite="compile without CUDA graphs (mode=None) on torch 2.11, or upgrade past pytorch/pytorch#175562",
           source="torch 2.11: torch/_inductor/cudagraph_trees.py, CUDAGraphTreeManager.dealloc_current_path_weakrefs"),
     Known("RuntimeError", r"a leaf Variable that requires grad is being used in an in-place operation",
-          kernels=("swiglu",), stages=("compile_backward",),
+          key="my_swiglu_leaf_in_place", kernels=("swiglu",), stages=("compile_backward",),
           reason="the backward writes da and db into its saved inputs a and b (Liger-Kernel's SwiGLU does); here those "
                  "are the leaves compile_backward asks gradients of, and the compiled backward refuses to write into "
                  "a leaf that requires grad. In a model a and b are activations (Linear outputs), which it may "
