@@ -56,11 +56,20 @@ def committed():
     return ROOT / "docs" / "support_matrix.html", results.load(ROOT / source)
 
 
-def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser, committed):
+def kernel_page(kernel: str) -> Path:
+    return ROOT / "docs" / report.KERNEL_PAGES / f"{kernel}.html"
+
+
+def first_cell(title: str) -> str:
+    """The first cell a button's title names: an id, or 'N cells: kernel-style-stage-{dtype,dtype}-device'."""
+    first = re.sub(r"^\d+ cells: ", "", title.split("\n")[0]).split(", ")[0]
+    return re.sub(r"\{([^,}]+)[^}]*\}", r"\1", first)
+
+
+def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser):
     from selenium.webdriver.common.by import By
 
-    page, _ = committed
-    browser.get(page.as_uri())
+    browser.get(kernel_page("silu").as_uri())
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
     browser.set_window_size(1000, 800)  # narrower: the grid scrolls sideways inside its frame
     for wrap in browser.find_elements(By.CSS_SELECTOR, "div.wrap")[:3]:
@@ -86,15 +95,15 @@ def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser, commit
 def test_a_click_on_a_fuzz_proven_wrong_cell_shows_its_falsifying_example(browser, committed):
     from selenium.webdriver.common.by import By
 
-    page, doc = committed
-    browser.get(page.as_uri())
+    _, doc = committed
+    browser.get(kernel_page("silu").as_uri())
     button = browser.find_element(By.CSS_SELECTOR, "button.v.wrong_some")
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
     button.click()
     time.sleep(0.2)
     panel = browser.find_element(By.ID, "panel")
     assert panel.is_displayed()
-    cell_id = button.get_attribute("title").split(", ")[0].split(": ")[-1]
+    cell_id = first_cell(button.get_attribute("title"))
     record = next(f for f in doc["fuzz"] if f["id"] == cell_id)
     assert record["outcome"]["kind"] == "mismatch"
     assert "falsifying example" in panel.text and record["outcome"]["detail"]["reproducer"] in panel.text
@@ -161,7 +170,40 @@ def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committ
                 if c["id"] == f"{kernel}-{style}-{stage}-float32-cuda"]
     assert [td.text for td in first.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td.num")] == expected
     # In the grid, a passing timed cell shows its steady state, and its title the first call.
+    browser.get(kernel_page(kernel).as_uri())
     shown = browser.find_element(By.CSS_SELECTOR, '.grid .v.passes .lat')
     assert shown.is_displayed() and shown.text.endswith("µs")
     title = shown.find_element(By.XPATH, "..").get_attribute("title")
     assert "first call" in title and "; steady " in title
+
+
+def test_the_tutorials_chart_is_quoted_row_for_row(browser, committed):
+    """Each row of the chart as the tutorial words it, beside what the run measured for it."""
+    from selenium.webdriver.common.by import By
+
+    page, doc = committed
+    browser.get(page.as_uri())
+    rows = [[td.text for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, "table.chart tbody tr")]
+    assert rows == [[c, w.replace("`", ""), claim, m] for c, w, claim, m in report.Docs(doc).chart()]
+    assert rows and {r[0] for r in rows} <= {claim[0] for claim in versions.CHART}  # the tutorial's words, not ours
+
+
+def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get((ROOT / "docs" / "versions.html").as_uri())
+    old, new = Select(browser.find_element(By.ID, "old")), Select(browser.find_element(By.ID, "new"))
+    old.select_by_visible_text("torch 2.9.1+cu128, triton 3.5.1, no GPU")
+    new.select_by_visible_text("torch 2.13.0+cpu, triton 3.7.1, no GPU")
+    assert browser.find_element(By.ID, "command").text == ("python -m compat diff results/torch-2.9.1-cu128_triton-"
+                                                           "3.5.1_cpu.json.gz results/torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz")
+    every = len([r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()])
+    browser.find_element(By.ID, "only").click()
+    shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+    assert 0 < len(shown) < every
+    for row in shown:  # each row left differs between the two picked columns
+        picked = row.find_elements(By.CSS_SELECTOR, "td.picked")
+        assert len(picked) < 2 or (picked[0].get_attribute("class"), picked[0].get_attribute("data-k")) != (
+            picked[1].get_attribute("class"), picked[1].get_attribute("data-k"))

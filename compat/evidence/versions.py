@@ -138,8 +138,8 @@ def _documented(table, expectations) -> None:
             if entry.how == DOCUMENTED:
                 entry.ran += 1
                 entry.passed += e.row["outcome"] == "passed"
-                if e.row.get("match"):
-                    entry.causes.add(_clip(e.row["match"].replace("\\", "")))
+                if e.full.get("match"):
+                    entry.causes.add(_clip(e.full["match"].replace("\\", "")))
 
 
 def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) -> str:
@@ -216,6 +216,9 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
                 "than the GPU measured (every kernel, dtype and stage of the capability).", "",
                 "| capability | way | the chart says | measured |", "|---|---|---|---|"]
         out += [f"| {c} | {w} | {claim} | {m} |" for c, w, claim, m in disagree] + [""]
+    out += ["## Compare two versions", "", "Any two of these results files, every cell, regressions first, grouped by "
+            "root-cause transition: `python -m compat diff OLD.json.gz NEW.json.gz`. The HTML page builds the command "
+            "for the pair you pick and shows the rows that differ between them.", ""]
     letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
     for device in DEVICES:
         keys = sorted(k for k in table if k[2] == device)
@@ -243,7 +246,7 @@ padding:4px 8px;white-space:nowrap} thead th{position:sticky;top:0;background:#e
 tbody th{position:sticky;left:0;background:#f7f8fb;text-align:left;font:12.5px ui-monospace,monospace;z-index:1}
 td{text-align:center;min-width:54px} .works{background:#d9f2df} .partly{background:#fbeec8} .fails{background:#f3e3c7}
 .wrong{background:#f9c8c8} .silent{background:#f08080;font-weight:bold} .how{font-size:11px;color:#4a5568;margin-left:2px} p,ul{margin:6px 24px}
-table.chart td{text-align:left;white-space:normal;max-width:420px}
+table.chart td{text-align:left;white-space:normal;max-width:420px} td.picked{outline:2px solid #1d4ed8;outline-offset:-2px}
 """
 
 
@@ -270,6 +273,13 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
         out += [f"<tr><th>{esc(c)}</th><td>{_code(esc(w))}</td><td>{esc(claim)}</td><td>{esc(m)}</td></tr>"
                 for c, w, claim, m in disagree]
         out += ["</tbody></table></div>"]
+    options = "".join(f'<option value="{esc(p)}" data-v="{minor(d["environment"]["torch"])}">{esc(_label(d))}</option>'
+                      for p, d in docs)
+    out += ['<h2 id=compare>Compare two versions</h2><p class=meta><label>from <select id=old>'
+            f'{options}</select></label> <label>to <select id=new>{options}</select></label> '
+            "<label><input type=checkbox id=only> only what differs</label></p>"
+            "<p class=meta>Every cell, regressions first, grouped by root-cause transition: <code id=command></code>"
+            "</p>"]
     for device in DEVICES:
         keys = sorted(k for k in table if k[2] == device)
         if not keys:
@@ -278,20 +288,51 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
         out += [f"<h2 id={device}>{device}</h2><div class=wrap><table><thead><tr><th>style · stage</th>"
                 + "".join(f"<th>{v}</th>" for v in versions) + "</tr></thead><tbody>"]
         for key in keys:
-            cells = []
+            cells, before, kinds = [], None, {}  # before: the version whose causes a cell names instead of repeating
             for v in versions:
                 e = table[key].get(v)
                 if e is None:
                     cells.append("<td></td>")
                     continue
+                causes = (f"; causes as on {before}" if before and table[key][before].causes == e.causes
+                          else "; " + "; ".join(sorted(e.causes))) if e.causes else ""
                 title = f"{e.passed} of {e.ran} cells pass" + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "") \
-                    + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "") \
-                    + ("; " + "; ".join(sorted(e.causes)) if e.causes else "")
-                cells.append(f'<td class={cls[e.state]} title="{esc(title)}">{STATE_MARK[e.state]}'
-                             f'<span class=how>{letter[e.how]}</span></td>')
+                    + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "") + causes
+                before = v
+                same = kinds.setdefault((e.state, frozenset(e.causes)), len(kinds))  # what the comparison compares
+                tip = esc(title, quote=False).replace('"', "&quot;")  # the attribute's own quote, not every '
+                cells.append(f'<td class={cls[e.state]} data-k={same} title="{tip}">'
+                             f'{STATE_MARK[e.state]}<span class=how>{letter[e.how]}</span></td>')
             out.append(f"<tr><th>{esc(key[0])} · {esc(key[1])}</th>{''.join(cells)}</tr>")
         out += ["</tbody></table></div><ul>"]
         out += [f"<li>{_code(esc(sentence(*key, table[key])))}</li>" for key in keys
                 if len({(e.state, frozenset(e.causes)) for e in table[key].values()}) > 1]
         out += ["</ul>"]
-    return "\n".join(out) + "\n"
+    return "\n".join(out + [f"<script>{COMPARE}</script>"]) + "\n"
+
+
+def _label(doc: dict[str, Any]) -> str:
+    env = doc["environment"]
+    return f"torch {env['torch']}, triton {env['triton']}, " + ("GPU" if env["gpus"] else "no GPU")
+
+
+# Two versions side by side: a row shows where its state or causes differ between them (each table's own device).
+COMPARE = r"""
+const pick = id => document.getElementById(id), old = pick('old'), now = pick('new'), only = pick('only');
+now.selectedIndex = now.options.length - 1;
+function compare() {
+  const a = old.selectedOptions[0].dataset.v, b = now.selectedOptions[0].dataset.v;
+  pick('command').textContent = 'python -m compat diff ' + old.value + ' ' + now.value;
+  for (const row of document.querySelectorAll('tbody tr')) {
+    const heads = [...row.closest('table').querySelectorAll('thead th')].map(th => th.textContent);
+    const [x, y] = [a, b].map(v => heads.indexOf(v)).map(i => i > 0 ? row.children[i] : null).map(
+      td => td && td.className ? td : null);
+    if (!x && !y) continue;
+    const differ = !x || !y || x.className !== y.className || x.dataset.k !== y.dataset.k;
+    row.hidden = only.checked && !differ;
+    for (const td of row.querySelectorAll('td')) td.classList.toggle('picked', td === x || td === y);
+  }
+}
+[old, now, only].forEach(e => e.addEventListener('change', compare));
+compare();
+"""

@@ -1,22 +1,36 @@
-"""The support matrix as one self-contained HTML page (compat.report.report.Docs is what it shows).
+"""The support matrix as self-contained HTML pages (compat.report.report.Docs is what they show): an index with the
+answers, the chart, the styles and latency, and one page per kernel with its grid (report.KERNEL_PAGES).
 
-Static, no server: the notes and the recommendation's data travel in the page as JSON, and a short script shows a
-cell's evidence in a side panel and answers the reader's choice of capabilities with compat.report.recommend's rules. The
-grid keeps its labels and headers on screen (sticky), folds dtypes that agree, and lets the reader collapse a group
-of stages into one summary column.
+Static, no server: the recommendation's data and each kernel's notes travel in their page as JSON. On the index a
+short script answers the reader's choice of capabilities with compat.report.recommend's rules; on a kernel's page
+another shows a cell's evidence in a side panel. The grid keeps its labels and headers on screen (sticky), folds
+dtypes that agree, and lets the reader collapse a group of stages into one summary column.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
 from collections import Counter
+from typing import Any
 
 from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
+from ..matrix.cells import split_cell_id
 from ..matrix.styles import FAMILIES, STYLES
 from .recommend import INTRO, answers, describe_missing, goals
-from .report import DTYPE, FIRST_CALL_HEAD, Docs, Entry, latency_intro, latency_tables, stage_group, style_family
+from .report import (
+    DTYPE,
+    FIRST_CALL_HEAD,
+    KERNEL_PAGES,
+    Docs,
+    Entry,
+    latency_intro,
+    latency_tables,
+    stage_group,
+    style_family,
+)
 from .timings import first_point
 
 CSS = """
@@ -63,9 +77,14 @@ overflow-wrap:anywhere} aside#panel .cells{font:12px ui-monospace,monospace;over
 #close{float:right;border:0;background:none;font-size:20px;cursor:pointer}
 """
 
-# compat.report.recommend's rules, for the reader's own choice (the browser test checks both give one answer).
-SCRIPT = r"""
+# What both pages' scripts start with: the page's data, and a way to make an element.
+COMMON = r"""
 const DATA = JSON.parse(document.getElementById('data').textContent);
+function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+"""
+
+# compat.report.recommend's rules, for the reader's own choice (the browser test checks both give one answer).
+CHOOSER = COMMON + r"""
 const R = DATA.recommend, CAPS = Object.fromEntries(R.capabilities.map(c => [c.key, c]));
 const MEETS = 0, CONTIGUOUS_ONLY = 1, UNFUZZED = 2, MISSES = 3;
 function needs(sel) {
@@ -114,7 +133,6 @@ function evaluate(sel) {
   ranked.sort((a, b) => { for (let i = 0; i < 4; i++) if (a.sort[i] !== b.sort[i]) return a.sort[i] - b.sort[i]; return 0; });
   return ranked;
 }
-function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
 function missingText(a) {
   return a.missing.map(m => m.stage + ' ' + (m.views ? 'refuses non-contiguous inputs, or was not fuzzed' :
     !m.ran ? 'not measured' : `works in ${m.works} of ${m.ran} cells (not for ${m.failing.join(', ')})`) +
@@ -144,20 +162,26 @@ function answer() {
 }
 document.querySelectorAll('#choose input').forEach(i => i.addEventListener('change', answer));
 answer();
+"""
+
+# A kernel's page: a click on a cell shows its note; a stage group folds into one column.
+PANEL = COMMON + r"""
+const S = DATA.strings;  // each text once: the notes name them by number
 function show(button) {
-  const note = DATA.notes[+button.dataset.n - 1], body = document.getElementById('panel-body');
-  body.replaceChildren(el('h3', `[${button.dataset.n}] ${note.title}`));
-  const pairs = (dl, list) => { for (const [what, text] of list) { dl.append(el('dt', what)); dl.append(el('dd', text)); } };
-  // The clicked cells first: the button's title names them.
-  const clicked = new Set(button.title.replace(/^\d+ cells: /, '').split(', '));
+  const note = DATA.notes[button.dataset.n], body = document.getElementById('panel-body');
+  body.replaceChildren(el('h3', `[${button.dataset.n}] ${S[note.title]}`));
+  const pairs = (dl, list) => { for (const [what, text] of list) { dl.append(el('dt', S[what])); dl.append(el('dd', S[text])); } };
+  // The clicked cells first: the title's first line names them, the dtypes in braces where there are several.
+  const first = button.title.split('\n')[0].replace(/^\d+ cells: /, ''), m = first.match(/^(.*)\{(.*)\}(.*)$/);
+  const clicked = new Set(m ? m[2].split(',').map(d => m[1] + d + m[3]) : first.split(', '));
   for (const block of note.blocks) {
     const dl = el('dl');
     pairs(dl, block.evidence);
     body.append(dl);
-    const cells = [...block.cells].sort((a, b) => clicked.has(b.id) - clicked.has(a.id));
-    for (const cell of cells) {
-      const d = el('details', undefined, 'cell'); d.open = clicked.has(cell.id);
-      d.append(el('summary', cell.id, 'cells')); const facts = el('dl'); pairs(facts, cell.facts); d.append(facts);
+    const cells = block.cells.map(([id, facts]) => [S[id], facts]).sort((a, b) => clicked.has(b[0]) - clicked.has(a[0]));
+    for (const [id, facts] of cells) {
+      const d = el('details', undefined, 'cell'); d.open = clicked.has(id);
+      d.append(el('summary', id, 'cells')); const dl = el('dl'); pairs(dl, facts); d.append(dl);
       body.append(d);
     }
   }
@@ -186,8 +210,7 @@ def _entry(docs: Docs, e: Entry) -> str:
     cls = f"v {e.kind}" + (" unexpected" if e.unexpected else "")
     dtypes = f'<span class="dt">{_esc("/".join(DTYPE.get(d, d) for d in e.dtypes))}</span>' if e.dtypes else ""
     label = ("! " if e.unexpected else "") + e.label
-    title = _esc(e.verdicts[0].id if len(e.verdicts) == 1 else f"{len(e.verdicts)} cells: "
-                 + ", ".join(v.id for v in e.verdicts))
+    title = _esc(_cells_title([v.id for v in e.verdicts]))
     timed = [(v.id, docs.latency[v.id]) for v in e.verdicts if v.id in docs.latency]
     lat = ""
     if timed:  # the steady state of one dtype (float32 where it is there), the rest in the title
@@ -201,6 +224,16 @@ def _entry(docs: Docs, e: Entry) -> str:
         return (f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}{lat}'
                 f'</button>')
     return f'<span class="{cls}" title="{title}">{dtypes}{_esc(label)}{lat}</span>'
+
+
+def _cells_title(ids: list[str]) -> str:
+    """One id, or 'N cells: silu-triton_op-eager-{bfloat16,float16}-cuda' where they differ in the dtype only."""
+    if len(ids) == 1:
+        return ids[0]
+    cells = [split_cell_id(i, "the page") for i in ids]
+    if len({dataclasses.replace(c, dtype="") for c in cells}) == 1:
+        return f"{len(ids)} cells: " + cells[0].id.replace(f"-{cells[0].dtype}-", f"-{{{','.join(c.dtype for c in cells)}}}-")
+    return f"{len(ids)} cells: " + ", ".join(ids)
 
 
 def _latency(docs: Docs) -> list[str]:
@@ -312,49 +345,62 @@ def _goals_table(docs: Docs) -> list[str]:
     return out + ["</tbody></table>"]
 
 
-def _notes(docs: Docs) -> list[dict]:
-    out = []
-    for key in docs.notes:
-        blocks = docs.note_blocks(key)
+def _notes(docs: Docs, kernel: str) -> dict[str, Any]:
+    """The notes the kernel's cells cite, by number, each listing only the kernel's cells; every text once, in
+    `strings`, and named by its place there (a kernel's notes repeat a few hundred texts thousands of times)."""
+    strings: dict[str, int] = {}
+
+    def s(text: str) -> int:
+        return strings.setdefault(text, len(strings))
+
+    out = {}
+    for key, n in docs.notes.items():
+        blocks = [([v for v in cells if v.id.startswith(f"{kernel}-")], note) for cells, note in docs.note_blocks(key)]
+        blocks = [(cells, note) for cells, note in blocks if cells]
+        if not blocks:
+            continue
         kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
         title = ("differs from its expectation: " if unexpected else "") + VERDICTS[kind][1] + (
             f"; refuses {', '.join(refuses)}" if refuses else "") + ("; not fuzzed in these results" if unfuzzed
                                                                      else "")
-        out.append({"title": title, "kind": kind,
-                    "blocks": [{"cells": [{"id": v.id, "facts": [list(f) for f in v.facts]} for v in cells],
-                                "evidence": [list(p) for p in evidence]} for cells, (*_, evidence) in blocks]})
-    return out
+        out[str(n)] = {"title": s(title), "kind": kind,
+                       "blocks": [{"cells": [[s(v.id), [[s(w), s(t)] for w, t in v.facts]] for v in cells],
+                                   "evidence": [[s(w), s(t)] for w, t in evidence]} for cells, (*_, evidence) in blocks]}
+    return {"notes": out, "strings": list(strings)}
+
+
+def _data(value: dict) -> str:
+    data = json.dumps(value, separators=(",", ":"))
+    return data.replace("<", "\\u003c")  # no markup inside the script element: nothing can end it early
+
+
+def _head(title: str, css: str = "") -> list[str]:
+    return ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_esc(title)}</title>", f"<style>{CSS}{css}</style></head><body>"]
+
+
+def _ran_on(docs: Docs, source: str) -> list[str]:
+    fuzz = docs.fuzz_line()
+    return [f'<p class="meta"><b>Ran on</b> {_esc(docs.matrix.header())}</p>',
+            f'<p class="meta"><b>Totals</b> {_esc(docs.matrix.totals())}</p>',
+            *([f'<p class="meta"><b>Generated inputs</b> {_esc(fuzz)}</p>'] if fuzz else []),
+            f'<p class="meta">Generated by <code>python -m compat report {_esc(source)}</code>.</p>']
+
+
+def _kernel_href(kernel: str) -> str:
+    return f"{KERNEL_PAGES}/{kernel}.html"
 
 
 def html_page(doc: dict, source: str) -> str:
+    """The index: which style to use (the answers, the reader's own choice, the goals), the chart, the styles by
+    family, a line per kernel linking its page (kernel_html_pages), latency."""
     docs = Docs(doc)
-    legend = "".join(f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>'
-                     for k, (label, words) in VERDICTS.items())
-    legend += (f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
-               f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
-               "these results</span>"
-               '<span class="passes unexpected">differs from its expectation (the gate failed)</span>')
     caps = "".join(f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
                    for c in docs.recommend["capabilities"])
-    groups = "".join(f'<label><input type="checkbox" value="{_slug(g)}" checked> {_esc(g)}</label>'
-                     for g in docs.groups)
-    hide = "".join(f".gc-{_slug(g)}{{display:none}} body.hide-{_slug(g)} .g-{_slug(g)}{{display:none}} "
-                   f"body.hide-{_slug(g)} .gc-{_slug(g)}{{display:table-cell}}" for g in docs.groups)
-    data = json.dumps({"notes": _notes(docs), "recommend": docs.recommend}, separators=(",", ":"))
-    data = data.replace("<", "\\u003c")  # no markup inside the script element: nothing can end it early
-    fuzz = docs.fuzz_line()
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           "<title>Triton kernel wrapping styles: support matrix</title>", f"<style>{CSS}{hide}</style></head><body>",
-           "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>",
-           f'<p class="meta"><b>Ran on</b> {_esc(docs.matrix.header())}</p>',
-           f'<p class="meta"><b>Totals</b> {_esc(docs.matrix.totals())}</p>',
-           *([f'<p class="meta"><b>Generated inputs</b> {_esc(fuzz)}</p>'] if fuzz else []),
-           f'<p class="meta">Generated by <code>python -m compat report {_esc(source)}</code>. Click a coloured cell '
-           "for what was observed, why, what to do instead, and provenance; a generated input that gave wrong "
-           "values comes with its falsifying example and the command that reruns it.</p>",
-           "<nav>" + '<a href="#which">Which style should I use?</a>'
-           + "".join(f'<a href="#kernel-{_esc(k)}">{_esc(k)}</a>' for k in docs.kernels)
+    out = [*_head("Triton kernel wrapping styles: support matrix"),
+           "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>", *_ran_on(docs, source),
+           "<nav>" + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
            + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>",
            '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
            + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend)) + "</ul>"
@@ -371,13 +417,44 @@ def html_page(doc: dict, source: str) -> str:
                 f"</tr>" for c, w, claim, m in chart]
         out.append("</tbody></table>")
     # The answers first, then the matrix, then latency (noisy in a whole run, never a gate: compat.report.timings).
-    out += ["</section>", f'<section><h2>The matrix</h2><p class="legend">{legend}</p>',
-            f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p></section>']
+    out += ["</section>", '<section id="kernels"><h2>The matrix, per kernel</h2><p class="meta">Each kernel\'s grid '
+            "(every style, stage and dtype; click a cell for what was observed, why, what to do instead, and "
+            "provenance) is a page of its own:</p><ul>"]
     for kernel in docs.kernels:
-        out += [f'<section><h2 id="kernel-{_esc(kernel)}">Kernel <code>{_esc(kernel)}</code></h2>', *_grid(docs, kernel),
-                "</section>"]
-    out += _latency(docs)
-    out += ['<aside id="panel" hidden><button id="close" title="close">×</button><div id="panel-body"></div></aside>',
-            f'<script type="application/json" id="data">{data}</script>', f"<script>{SCRIPT}</script>",
-            "</body></html>"]
+        cells = [v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s)
+                 for v in e.verdicts]
+        out.append(f'<li><a href="{_kernel_href(kernel)}"><code>{_esc(kernel)}</code></a>: '
+                   f"{sum(v.works for v in cells)} of {len(cells)} cells pass everything asked of them</li>")
+    out += ["</ul></section>", *_latency(docs), f'<script type="application/json" id="data">'
+            f'{_data({"recommend": docs.recommend})}</script>', f"<script>{CHOOSER}</script>", "</body></html>"]
     return "\n".join(out) + "\n"
+
+
+def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
+    """One page per kernel, by path under the docs folder: its grid, its sentences, and the notes its cells cite."""
+    docs = Docs(doc)
+    legend = "".join(f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>'
+                     for k, (label, words) in VERDICTS.items())
+    legend += (f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
+               f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
+               "these results</span>"
+               '<span class="passes unexpected">differs from its expectation (the gate failed)</span>')
+    groups = "".join(f'<label><input type="checkbox" value="{_slug(g)}" checked> {_esc(g)}</label>'
+                     for g in docs.groups)
+    hide = "".join(f".gc-{_slug(g)}{{display:none}} body.hide-{_slug(g)} .g-{_slug(g)}{{display:none}} "
+                   f"body.hide-{_slug(g)} .gc-{_slug(g)}{{display:table-cell}}" for g in docs.groups)
+    pages = {}
+    for kernel in docs.kernels:
+        out = [*_head(f"Support matrix: {kernel}", hide),
+               f"<header><h1>Support matrix: <code>{_esc(kernel)}</code></h1>", *_ran_on(docs, source),
+               '<nav><a href="../support_matrix.html">All kernels, and which style to use</a></nav></header>',
+               f'<section><p class="legend">{legend}</p><p class="meta">Click a coloured cell for what was observed, '
+               "why, what to do instead, and provenance; a generated input that gave wrong values comes with its "
+               "falsifying example and the command that reruns it.</p>"
+               f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p>',
+               *_grid(docs, kernel), "</section>",
+               '<aside id="panel" hidden><button id="close" title="close">×</button><div id="panel-body"></div>'
+               "</aside>", f'<script type="application/json" id="data">{_data(_notes(docs, kernel))}'
+               "</script>", f"<script>{PANEL}</script>", "</body></html>"]
+        pages[_kernel_href(kernel)] = "\n".join(out) + "\n"
+    return pages

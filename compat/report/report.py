@@ -400,26 +400,46 @@ def markdown(doc: dict[str, Any], source: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _md_group(docs: Docs, row, group: str, anchor: str) -> str:
+    """A row's stage group in one cell: how many stages (dtypes folded) show each verdict, linking the stages."""
+    counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s))
+    if not counts:
+        return ""
+    unexpected = any(e.unexpected for s in docs.stages if stage_group(s) == group for e in row.entries(s))
+    text = " ".join(f"{VERDICT_ICON[k]}{n}" for k, n in sorted(counts.items(), key=lambda kv: list(VERDICTS).index(
+        kv[0])))
+    return f"[{UNEXPECTED if unexpected else ''}{text}](#{anchor})"
+
+
 def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
-    """One Markdown page per kernel, by path under the docs folder: its grid with stage groups as columns, its
-    sentences, and the notes its cells cite (only its own cells listed)."""
+    """One Markdown page per kernel, by path under the docs folder: a grid that fits GitHub's width (a row per style
+    and device, a column per stage group, counting the verdicts), each row's stages one click away, its sentences,
+    and the notes its cells cite (only its own cells listed)."""
     docs = Docs(doc)
     pages = {}
     for kernel in docs.kernels:
         rows = [r for r in docs.rows if r.kernel == kernel]
         out = _header(docs, source, f"Support matrix: `{kernel}`")
         out += ["[All kernels, and which style to use](../SUPPORT_MATRIX.md)", "",
-                "| style · device | " + " | ".join(f"{stage_group(s)}: `{s}`" for s in docs.stages) + " |",
-                "|---" * (len(docs.stages) + 1) + "|"]
-        family, cited = None, []
+                "Each entry counts the stages of its group by verdict (a stage's dtypes folded where they agree); click "
+                "it for the row's stages one by one, and their notes.", "",
+                "| style · device | " + " | ".join(docs.groups) + " |", "|---" * (len(docs.groups) + 1) + "|"]
+        family, cited, details = None, [], []
         for r in rows:
             if style_family(r.style) != family:
                 family = style_family(r.style)
-                out.append(f"| **{family}** |" + " |" * len(docs.stages))
-            entries = [r.entries(s) for s in docs.stages]
-            cited += [docs.note_key(e) for es in entries for e in es]
-            out.append(f"| `{r.style}` · {r.device} | " + " | ".join("<br>".join(_md_entry(docs, e) for e in es)
-                                                                    for es in entries) + " |")
+                out.append(f"| **{family}** |" + " |" * len(docs.groups))
+            anchor = f"row-{r.style}-{r.device}".replace("_", "-")
+            out.append(f"| `{r.style}` · {r.device} | " + " | ".join(_md_group(docs, r, g, anchor) for g in docs.groups)
+                       + " |")
+            details += [f'<a id="{anchor}"></a>', "", f"#### `{r.style}` · {r.device}", ""]
+            for s in docs.stages:
+                entries = r.entries(s)
+                cited += [docs.note_key(e) for e in entries]
+                if entries:
+                    details.append(f"- {stage_group(s)}: `{s}`: " + ", ".join(_md_entry(docs, e) for e in entries))
+            details.append("")
+        out += ["", "## Each row's stages", "", *details]
         out += ["", "In words:", ""]
         for r in rows:
             said = [(g, r.sentence(g, docs.stages)) for g in docs.groups]

@@ -103,7 +103,7 @@ def render_docs(results_path: str) -> dict[str, str]:
     """The documentation pages generated from one results file, by file name."""
     doc = results.load(results_path)
     return {DOCS["md"]: report.markdown(doc, results_path), **report.kernel_pages(doc, results_path),
-            DOCS["html"]: page.html_page(doc, results_path)}
+            DOCS["html"]: page.html_page(doc, results_path), **page.kernel_html_pages(doc, results_path)}
 
 
 def _writable(path: Path, option: str) -> None:
