@@ -289,3 +289,17 @@ def test_the_pages_open_with_one_answer_per_goal_naming_the_main_styles():
     assert all(f"`{style}`" in cpp for style in recommend.MAIN_STYLES)
     md = (ROOT / "docs" / "SUPPORT_MATRIX.md").read_text()
     assert md.index(lines[0]) < md.index("| goal |")  # the answers before the table, near the top
+
+
+def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide_a_style():
+    from compat.evidence import results
+
+    d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
+    docs = report.Docs(d)
+    goal = "**inference under torch.compile**"
+    every = next(line for line in recommend.answers(docs.recommend) if line.startswith(goal))
+    silu = next(line for line in recommend.answers(docs.kernel_recommend["silu"]) if line.startswith(goal))
+    assert "`triton_op` does not (fails for silu_tma" in every  # the host-TMA kernel fails under Inductor
+    assert "`triton_op` does it, fuzz-verified" in silu  # on silu's own cells it works
+    md = report.kernel_pages(d, "r.json")[f"{report.KERNEL_PAGES}/silu.md"]
+    assert md.index("## Which style for `silu`") < md.index("## The grid") and silu in md

@@ -417,9 +417,10 @@ def html_page(doc: dict, source: str) -> str:
                 f"</tr>" for c, w, claim, m in chart]
         out.append("</tbody></table>")
     # The answers first, then the matrix, then latency (noisy in a whole run, never a gate: compat.report.timings).
-    out += ["</section>", '<section id="kernels"><h2>The matrix, per kernel</h2><p class="meta">Each kernel\'s grid '
-            "(every style, stage and dtype; click a cell for what was observed, why, what to do instead, and "
-            "provenance) is a page of its own:</p><ul>"]
+    out += ["</section>", '<section id="kernels"><h2>The matrix, per kernel</h2><p class="meta">Each kernel\'s page '
+            "answers which style to use judged on its cells alone (a style that fails for one kernel's feature, host "
+            "TMA say, still shows for the others), then gives its grid (every style, stage and dtype; click a cell for "
+            "what was observed, why, what to do instead, and provenance):</p><ul>"]
     for kernel in docs.kernels:
         cells = [v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s)
                  for v in e.verdicts]
@@ -448,6 +449,10 @@ def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
         out = [*_head(f"Support matrix: {kernel}", hide),
                f"<header><h1>Support matrix: <code>{_esc(kernel)}</code></h1>", *_ran_on(docs, source),
                '<nav><a href="../support_matrix.html">All kernels, and which style to use</a></nav></header>',
+               f'<section id="which"><h2>Which style for <code>{_esc(kernel)}</code></h2><p class="meta">Judged on '
+               "this kernel's cells alone (the index judges a style on every kernel it applies to):</p>"
+               '<ul class="answers">' + "".join(f"<li>{_inline(line)}</li>" for line in answers(
+                   docs.kernel_recommend[kernel])) + "</ul></section>",
                f'<section><p class="legend">{legend}</p><p class="meta">Click a coloured cell for what was observed, '
                "why, what to do instead, and provenance; a generated input that gave wrong values comes with its "
                "falsifying example and the command that reruns it.</p>"

@@ -18,6 +18,7 @@ from ..matrix.cells import registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
 from ..matrix.styles import FAMILIES, STYLES
 from . import timings
+from .recommend import answers as recommend_answers
 from .recommend import markdown as recommend_markdown
 from .recommend import table as recommend_table
 
@@ -239,6 +240,8 @@ class Docs:
         self.kernels = self.matrix.kernels
         self.latency = {c["id"]: lat for c in doc["cells"] for lat in [timings.of(c)] if lat}
         self.recommend = recommend_table(doc, self.verdicts)
+        self.kernel_recommend = {k: recommend_table({**doc, "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == k]},
+                                                    self.verdicts) for k in self.kernels}
         # One note per distinct body of evidence, numbered in table order: an entry's note lists each dtype's
         # evidence, once per distinct body.
         self.notes: dict[tuple, int] = {}
@@ -387,8 +390,9 @@ def markdown(doc: dict[str, Any], source: str) -> str:
             out += ["", f"### {family}", "", f"_{FAMILIES.get(family, 'styles of older results')}._", ""]
         doc_text = STYLES[line.style].doc if line.style in STYLES else ""
         out.append(f"- `{line.style}`: {_md(doc_text)} {_md(line.text())}")
-    out += ["", "## Per kernel", "", "Each kernel's grid (every style, stage and dtype), its sentences and its notes "
-            "are on a page of its own:", ""]
+    out += ["", "## Per kernel", "", "Each kernel's page answers which style to use judged on its cells alone (a "
+            "style that fails for one kernel's feature, host TMA say, still shows for the others), then its grid "
+            "(every style, stage and dtype), its sentences and its notes:", ""]
     for kernel in docs.kernels:
         cells = [v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s)
                  for v in e.verdicts]
@@ -421,6 +425,9 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
         rows = [r for r in docs.rows if r.kernel == kernel]
         out = _header(docs, source, f"Support matrix: `{kernel}`")
         out += ["[All kernels, and which style to use](../SUPPORT_MATRIX.md)", "",
+                f"## Which style for `{kernel}`", "", "Judged on this kernel's cells alone (the index judges a style "
+                "on every kernel it applies to):", "",
+                *(f"- {line}" for line in recommend_answers(docs.kernel_recommend[kernel])), "", "## The grid", "",
                 "Each entry counts the stages of its group by verdict (a stage's dtypes folded where they agree); click "
                 "it for the row's stages one by one, and their notes.", "",
                 "| style · device | " + " | ".join(docs.groups) + " |", "|---" * (len(docs.groups) + 1) + "|"]
