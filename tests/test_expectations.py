@@ -367,3 +367,12 @@ def test_an_upgrade_that_changes_no_outcome_is_a_diff_of_a_few_screens(tmp_path)
     diff = list(difflib.unified_diff(suite.read_text().splitlines(), copy.read_text().splitlines(), n=0))
     assert len(changes) > 1000 and all("widened" in c for c in changes)
     assert len(diff) < 1000, f"{len(diff)} lines of diff for {len(changes)} widened cells"
+
+
+def test_a_row_recorded_unexplained_names_the_entry_that_explains_it_later(tmp_path):
+    unexplained = {"torch": "==2.11.*", "triton": "==3.6.*", "host": "gpu", "outcome": "failed", "error": "RuntimeError",
+                   "match": "Cannot access data pointer", "reason": UNEXPLAINED, "provenance": MEASURED}
+    exp = Expectations.load(write_as_is(tmp_path, {CELL: [unexplained]}))
+    (change,) = accept(exp, {CELL: DATA_POINTER}, GPU, MEASURED["measured"])
+    assert change == f"{CELL}: explained as raw_launch_data_ptr"
+    assert Expectations.load(exp.path).lookup(CELL, GPU).row["known"] == "raw_launch_data_ptr"

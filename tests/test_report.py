@@ -202,7 +202,8 @@ def test_the_committed_docs_never_show_a_fuzz_proven_wrong_cell_as_working(monke
     assert wrong, "the committed GPU results hold the fuzz tests"
     docs = report.Docs(d)
     shown = {v.id: e.kind for r in docs.rows for s in docs.stages for e in r.entries(s) for v in e.verdicts}
-    assert all(shown[cid] in ("wrong_some", "errors_some") for cid in wrong)
+    # Wrong on some generated input, or already wrong on the model's own (an autotuned in-place kernel's first call).
+    assert all(shown[cid] in ("wrong_some", "errors_some", "wrong") for cid in wrong)
     style_of = {c["id"]: (c["axes"]["style"], c["axes"]["stage"], c["axes"]["device"]) for c in d["cells"]}
     for question, full, contiguous, unfuzzed, _ in recommend.goals(docs.recommend):
         # A style offered relies on no fuzz-proven wrong cell; offered for contiguous inputs only, on none wrong on a

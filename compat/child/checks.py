@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 from typing import TYPE_CHECKING
 
 import torch
@@ -13,6 +14,7 @@ import torch.fx
 from torch._dynamo.testing import CompileCounterWithBackend
 from torch._inductor import config
 from torch.utils.flop_counter import FlopCounterMode
+from triton.runtime.autotuner import Autotuner
 
 from ..errors import DeclarationError
 from ..evidence import numerics, outcomes
@@ -145,6 +147,17 @@ def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
     return Outcome("failed", "MissingKernelNode", f"the graph does not hold {', '.join(absent)}, which the op "
                                                    f"launched in eager; it was not traced",
                    detail={"graph": sorted(set(targets)), "launched": launched.describe()})
+
+
+
+def fresh_autotuners() -> None:
+    """Forget what every Autotuner in this process has chosen, so a stage's first call tunes as a user's first call
+    does, whatever stage ran before it here: benchmarking an in-place kernel writes into its output, and an outcome
+    must not depend on which cells share a process (11 cells of a 600-cell H100 sample passed only where another
+    stage had tuned first)."""
+    for obj in gc.get_objects():
+        if issubclass(type(obj), Autotuner):  # not isinstance: it raises on a weak proxy whose object is gone
+            obj.cache.clear()
 
 
 @functools.cache

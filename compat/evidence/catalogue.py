@@ -112,15 +112,18 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
                  "carry a pre_hook: it cannot run a Python hook inside a graph. Eager runs the hook",
           rewrite="drop the hook: restore_value / reset_to_zero for what hooks usually reset, or do the work in the "
                   "launcher before the launch", source="pytorch/pytorch#139658 (for #139059: hooks were ignored)"),
-    Known("", "", key="reset_to_zero_loses_y", kind="mismatch", kernels=("axpy_inplace",), styles=("autotune_reset_to_zero_triton_op",),
-          reason="reset_to_zero zeroes y before every benchmark launch and once more after benchmarking, before the "
-                 "launch that counts (Triton 3.6 / 3.7's Autotuner.run); axpy adds into y, so on a call that "
-                 "autotunes (a new key) y's own value is lost and y comes back alpha * x, wherever the Autotuner runs "
-                 "at call time: eager, an exported module run in Python, Inductor's compiled graph. The AOTI packages "
-                 "and compile_dynamic measured right; their mechanism was not investigated",
-          rewrite="restore_value=['y_ptr'] for a buffer the kernel reads and writes; reset_to_zero only for outputs "
-                  "that start from zero (atomic accumulators)",
-          source="triton-lang/triton#7181 (older Triton skipped the reset after benchmarking)"),
+    *(Known("", "", key=f"{prefix}reset_to_zero_loses_y", kind="mismatch", section=section, kernels=("axpy_inplace",),
+            styles=("autotune_reset_to_zero_triton_op",),
+            reason="reset_to_zero zeroes y before every benchmark launch and once more after benchmarking, before the "
+                   "launch that counts (Triton 3.6 / 3.7's Autotuner.run); axpy adds into y, so on a call that "
+                   "autotunes (a new key) y's own value is lost and y comes back alpha * x, wherever the Autotuner "
+                   "runs at call time: eager, an exported module run in Python, the compiled graphs of aot_eager and "
+                   "of Inductor (float32; bfloat16 and float16 measured right there). The AOTI packages, decomposition "
+                   "and compile_dynamic measured right; their mechanism was not investigated",
+            rewrite="restore_value=['y_ptr'] for a buffer the kernel reads and writes; reset_to_zero only for outputs "
+                    "that start from zero (atomic accumulators)",
+            source="triton-lang/triton#7181 (older Triton skipped the reset after benchmarking)")
+      for section, prefix in (("cells", ""), ("fuzz", "fuzz_"))),
     Known("", "", key="warmup_specialised_size_1", kind="mismatch", styles=("warmup_launch",), stages=("eager", "flop_count"),
           reason="warmup() compiled the kernel at the first launch's arguments, whose size was 1 (axpy's n, matmul's "
                  "M); Triton specialises an integer argument equal to 1 into the compiled code, so the kernel reused "
@@ -338,14 +341,32 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           reason="the heuristic reads n_elements = rows x cols; with cols static its threshold guards rows by a "
                  "rational bound (rows > 4096 / cols), which torch.export's constraint solver cannot state: it fails "
                  "on an internal assertion, not with `Constraints violated`", rewrite=HEURISTIC_REWRITE),
-    Known("", "", key="autotune_in_place_benchmark", kind="mismatch", kernels=("axpy_inplace",),
-          styles=("autotune_raw", "autotune_triton_op", "autotune_heuristics_triton_op",
-                  "heuristics_autotune_triton_op", "autotune_prune_triton_op", "autotune_pre_hook_triton_op"),
-          reason="@triton.autotune benchmarks each config by launching it on the real arguments; an in-place kernel "
-                 "(y += alpha * x) then adds into y once per benchmarked launch, and y comes back many times too "
-                 "large: nothing restores it between launches",
-          rewrite="triton.autotune(..., restore_value=['y_ptr']) for every argument the kernel writes (or "
-                  "reset_to_zero for accumulators), or autotune on copies"),
+    # The matrix's first call of a stage, and the fuzz tests' first call of each new shape: both tune (a new key).
+    *(Known("", "", key=f"{prefix}autotune_in_place_benchmark", kind="mismatch", section=section,
+            kernels=("axpy_inplace",),
+            styles=("autotune_raw", "autotune_triton_op", "autotune_heuristics_triton_op",
+                    "heuristics_autotune_triton_op", "autotune_prune_triton_op", "autotune_pre_hook_triton_op"),
+            reason="@triton.autotune benchmarks each config by launching it on the real arguments; an in-place kernel "
+                   "(y += alpha * x) then adds into y once per benchmarked launch, and y comes back many times too "
+                   "large on every call that tunes (the first of each new key): nothing restores it between launches",
+            rewrite="triton.autotune(..., restore_value=['y_ptr']) for every argument the kernel writes (or "
+                    "reset_to_zero for accumulators), or autotune on copies")
+      for section, prefix in (("cells", ""), ("fuzz", "fuzz_"))),
+    Known(r"hypothesis\.errors\.FlakyFailure", r"Hypothesis prop\(ex=Example", key="fuzz_autotune_in_place_flaky",
+          section="fuzz", kernels=("axpy_inplace",), styles=("autotune_triton_op", "autotune_raw",
+                                                              "autotune_prune_triton_op", "autotune_heuristics_triton_op",
+                                                              "heuristics_autotune_triton_op"),
+          reason="an example gave wrong values on the call that tuned its new key (the in-place benchmarking of "
+                 "autotune_in_place_benchmark) and right ones when Hypothesis replayed it, the key now tuned: Hypothesis "
+                 "calls the test flaky",
+          rewrite="triton.autotune(..., restore_value=['y_ptr'])"),
+    Known("", r"shape \(1,\), sliced", key="fuzz_restore_value_max_autotune_one_element", kind="mismatch",
+          section="fuzz", kernels=("axpy_inplace",), styles=("autotune_restore_value_triton_op",),
+          stages=("compile_max_autotune",),
+          reason="measured on the H100 (torch 2.11, triton 3.6): under mode='max-autotune' a one-element sliced y "
+                 "comes back wrong although restore_value restores y around each benchmark launch, and the other "
+                 "stages of the same op give eager's values; the mechanism was not investigated",
+          rewrite="none known yet; compile without max-autotune for this op"),
     Known("", "", key="wrap_triton_flop_count_not_run", kind="mismatch", styles=("wrap_triton", "wrapper_outside", "autograd_wrap_triton"),
           stages=("flop_count",),
           reason="under FlopCounterMode a wrap_triton launch outside a triton_op is counted (0 FLOPs) and not run: the "

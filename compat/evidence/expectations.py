@@ -570,7 +570,7 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
             if mine and UNEXPLAINED in str(current.row.get("reason")) and UNEXPLAINED not in str(new.get("reason")):
                 # The catalogue now explains a row recorded as unexplained: explain it where it is.
                 cells[current.cell_id][current.index] = {**new, "provenance": current.row["provenance"]}
-                changes.append(f"{cell_id}: explained as {new['reason'][:80]}")
+                changes.append(f"{cell_id}: explained as {new.get('known') or new['reason'][:80]}")
             continue
         rows = cells.setdefault(cell_id, [])
         own = mine and current.cell_id == cell_id
