@@ -6,6 +6,8 @@ and AOTInductor, and do they still match eager? Run the matrix, gate it on its e
   report RESULTS.json                the support matrix as Markdown and HTML
   diff OLD.json NEW.json             what changed between two runs, as Markdown (a pull-request comment)
   accept RESULTS.json                record a run's outcomes into the expectations file (as --compat-accept)
+  shard --count N --durations R.json N cell lists of about equal recorded seconds, one per CI runner (run each with
+                                     --compat-cells, then merge their results)
   merge OUT.json RESULTS.json...     one results file from partial runs (shards, runs cut short)
   versions RESULTS.json...           the support matrix across torch versions, from one results file per version
   fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import CompatError
-from .run.options import OPTIONS, REPORT_DIR, RUNS_DIR
+from .run.options import AXES, OPTIONS, REPORT_DIR, RUNS_DIR, SHARDS_DIR
 
 USAGE = 2  # the exit status of bad input (compat.run.commands has them all)
 
@@ -70,6 +72,16 @@ def parser(prog: str) -> argparse.ArgumentParser:
     acc.add_argument("--expectations", metavar="PATH",
                      help="the expectations YAML to update (default: the one this directory's pytest ini names, else "
                           "its expectations.yaml, else the suite's own)")
+    sha = sub.add_parser("shard", help="split the matrix into N cell lists of about equal recorded seconds",
+                         description="Each shared child's cells stay together; the longest go first to the lightest "
+                                     "shard. Run shard i with `run -- --compat-cells DIR/shard-i-of-N.txt`, then "
+                                     "`merge` the N results files.")
+    sha.add_argument("--count", type=int, required=True, metavar="N", help="how many shards (one per runner)")
+    sha.add_argument("--durations", required=True, metavar="RESULTS.json",
+                     help="a results file of the same matrix, whose recorded seconds balance the shards")
+    sha.add_argument("--out-dir", default=SHARDS_DIR, metavar="DIR", help=f"where the lists go (default: {SHARDS_DIR})")
+    for axis in AXES:
+        sha.add_argument(f"--{axis}s", metavar="NAMES", help=f"comma-separated {axis} names to shard (default: all)")
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
     mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
     mer.add_argument("results", nargs="+", metavar="RESULTS.json",

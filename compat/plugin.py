@@ -30,6 +30,9 @@ def pytest_addoption(parser):
     parser.addini("compat_expectations", default=None,
                   help="the expectations YAML, relative to the ini file (default: expectations.yaml in the rootdir); "
                        "accept creates it")
+    parser.addini("compat_durations", default=None,
+                  help="a results file, relative to the ini file, whose recorded seconds order the run longest shared "
+                       "child first (--compat-durations overrides it)")
     for axis in AXES:
         parser.addini(f"compat_{axis}s", default=None, help=f"the {axis} names to run unless --compat-{axis}s says")
     parser.addini("compat_require_declared", type="args", default=[],

@@ -22,3 +22,14 @@ def project(pytester, monkeypatch):
 
 def expect(pytester, cells):
     (pytester.path / "expectations.yaml").write_text(yaml.safe_dump({"schema": 1, "cells": cells}))
+
+
+def write_results(path: Path, seconds: dict[str, float]) -> None:
+    """A results file whose cells passed in the given seconds (a durations file for the schedule)."""
+    from compat.evidence import results
+    from compat.matrix.cells import parse_cell_id
+
+    env = {"torch": "2.13.0", "triton": "3.7.1", "gpus": [], "date": "2026-11-25T00:00:00+00:00", "platform": "linux"}
+    cells = [{"id": c, "axes": parse_cell_id(c, "test").axes(), "outcome": {"kind": "passed", "detail": {}}, "verdict": None,
+              "duration_s": s} for c, s in seconds.items()]
+    results.write(path, results.document(env, cells, {}, sum(seconds.values()), {}))

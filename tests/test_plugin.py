@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from compat.evidence.expectations import cell_view
-from tests.projects import PROVENANCE, expect
+from tests.projects import PROVENANCE, expect, write_results
 
 CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
 ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
@@ -150,17 +150,45 @@ def test_restores():
                                  "*leaked config changes into the next: torch._inductor.config.max_autotune*"])
 
 
-def test_workers_get_their_own_caches_under_xdist(project):
+@pytest.mark.parametrize("mode", ["run", "worker", "child"])
+def test_compiler_caches_are_one_per_run_one_per_worker_or_an_empty_one_per_child(project, mode):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
-    result = run(project, "-n", "2", "--dist", "each", "--compat-results=r.json")
+    result = run(project, "-n", "2", "--dist", "each", "--compat-results=r.json", f"--compat-compile-cache={mode}",
+                 f"--compat-run-dir={project.path / 'run'}")
     result.assert_outcomes(passed=2)  # --dist each: both workers run the cell
     doc = json.loads((project.path / "r.json").read_text())
     run_dir = doc["options"]["run_dir"]
+    assert doc["options"]["compile_cache"] == mode
     caches = {c["worker"]: c["outcome"]["detail"]["child"] for c in doc["cells"]}
     assert sorted(caches) == ["gw0", "gw1"]
     for worker, child in caches.items():  # what each worker's child process saw
-        assert child["TORCHINDUCTOR_CACHE_DIR"] == f"{run_dir}/cache/{worker}/inductor"
-        assert child["TRITON_CACHE_DIR"] == f"{run_dir}/cache/{worker}/triton"
+        where = {"run": f"{run_dir}/cache", "worker": f"{run_dir}/cache/{worker}",
+                 "child": str(Path(child["TRITON_CACHE_DIR"]).parent)}[mode]
+        assert child["TORCHINDUCTOR_CACHE_DIR"] == f"{where}/inductor" and child["TRITON_CACHE_DIR"] == f"{where}/triton"
+        assert where.startswith(f"{run_dir}/artifacts/probe-silu-raw_jit-float32-cpu_interpret-{worker}/") or (
+            mode != "child")  # the child's own work directory
+        assert Path(where).exists() == (mode != "child")  # a child's own caches go when it ends
+    cell = doc["cells"][0]
+    assert cell["cpu_s"] > 0 and cell["outcome"]["detail"]["cpu_seconds"]["eager"] > 0
+    assert doc["summary"]["stage_families"]["probe"]["cells"] == 2
+
+
+def test_recorded_durations_order_the_run_longest_shared_child_first(project):
+    expect(project, {})
+    cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op", "custom_op")]
+    write_results(project.path / "durations.json", {c: s for c, s in zip(cells, (1.0, 30.0, 5.0), strict=True)})
+    wide = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
+            "--compat-styles=raw_jit,triton_op,custom_op,wrap_triton", "--compat-stages=eager"]
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q",
+                                          "--compat-durations=durations.json")
+    order = [line.split("[")[1].rstrip("]") for line in result.outlines if "test_cell[" in line]
+    # wrap_triton's group is not recorded: it weighs the median of the recorded probes (5 s), after the 30 s one.
+    assert order[0] == cells[1] and order[-1] == cells[0] and set(order[1:3]) == {cells[2], cells[1].replace(
+        "triton_op", "wrap_triton")}
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide,
+                                          "--compat-durations=missing.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compat-durations: *missing.json*no cell was run*"])
 
 
 def test_cells_file_runs_only_the_listed_cells(project):
@@ -360,3 +388,35 @@ def test_the_installed_plugin_is_inert_where_no_one_asks_for_it(pytester, monkey
     asked = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_cells.py")
     assert asked.ret == pytest.ExitCode.INTERRUPTED  # a collection error: the matrix's tests cannot be made here
     asked.stdout.fnmatch_lines(["*the triton-export-compat plugin is off in this repository: name the modules*"])
+
+
+def test_shards_balanced_by_recorded_seconds_merge_into_the_results_of_one_run(project):
+    """`shard` splits the matrix by a run's durations; the shards run apart and `merge` gives that run's results."""
+    cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op")]
+    expect(project, {c: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}] for c in cells})
+    select = ["--compat-kernels=silu", "--compat-styles=raw_jit,triton_op", "--compat-stages=eager",
+              "--compat-dtypes=float32", "--compat-devices=cpu_interpret"]
+    tests = ("test_matrix.py", "test_fuzz.py")
+    project.runpytest_subprocess("-p", "no:cacheprovider", *tests, *select,
+                                 "--compat-results=whole.json").assert_outcomes(passed=4)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "compat", *args], cwd=project.path, capture_output=True,
+                              text=True, check=True).stdout
+
+    out = cli("shard", "--count", "2", "--durations", "whole.json", "--out-dir", "shards",
+              *(a.replace("--compat-", "--") for a in select))
+    lists = [project.path / "shards" / f"shard-{i}-of-2.txt" for i in (1, 2)]
+    assert sorted(line for path in lists for line in path.read_text().split()) == cells and "about" in out
+    for i, path in enumerate(lists):
+        project.runpytest_subprocess("-p", "no:cacheprovider", *tests, f"--compat-cells={path}",
+                                     f"--compat-results=s{i}.json").assert_outcomes(passed=2)
+    cli("merge", "merged.json", "s0.json", "s1.json")
+
+    def outcomes(name):
+        doc = json.loads((project.path / name).read_text())
+        return {section: {r["id"]: (r["outcome"]["kind"], r["outcome"]["error_type"], r["verdict"], r["expected"])
+                          for r in doc[section]} for section in ("cells", "fuzz")}
+
+    assert outcomes("merged.json") == outcomes("whole.json")
+    assert len(outcomes("whole.json")["fuzz"]) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from typing import Any, Callable
 
@@ -39,10 +40,10 @@ class Journal:
         self._write({"event": "harness_error", "error": f"{outcomes.exception_type_name(exc)}: {exc}"})
 
     def begin(self, phase: str) -> None:
-        self._write({"event": "begin", "phase": phase})
+        self._write({"event": "begin", "phase": phase, "cpu": cpu_seconds()})
 
     def end(self, phase: str, outcome: Outcome) -> None:
-        self._write({"event": "end", "phase": phase, "outcome": outcome.to_dict()})
+        self._write({"event": "end", "phase": phase, "outcome": outcome.to_dict(), "cpu": cpu_seconds()})
 
     def run(self, phase: str, fn: Callable[[], Outcome]) -> Outcome:
         """Run one phase; an exception it raises is the phase's `failed` outcome, unless it is the declaration's
@@ -57,6 +58,12 @@ class Journal:
             outcome = outcomes.from_exception(exc)
         self.end(phase, outcome)
         return outcome
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time and that of the processes it waited for (g++, Triton's compile workers)."""
+    own, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime, 3)
 
 
 def declaration_fault(exc: BaseException) -> DeclarationError | None:

@@ -8,7 +8,8 @@ state, so a cell never sees another cell's Python state, and a crash or hang sta
 
 Protocol, one JSON object per line. The server first answers {"ready": pid} (or {"error": text} when an import
 failed). Then the parent writes {"task": PATH, "journal": PATH, "log": PATH}; the server answers {"pid": N} once the
-child runs and {"pid": N, "status": WAITSTATUS} when it ended. EOF on stdin, SIGTERM, or its parent's death (Linux's
+child runs and {"pid": N, "status": WAITSTATUS, "cpu_s": SECONDS} when it ended (the CPU time of the child and of every
+process it waited for: its compilers). EOF on stdin, SIGTERM, or its parent's death (Linux's
 parent-death signal) end the server, and with it the running child's process group.
 """
 
@@ -114,9 +115,9 @@ def main() -> None:
             pass
         _running = pid
         protocol.write(json.dumps({"pid": pid}) + "\n")
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
         _running = None
-        protocol.write(json.dumps({"pid": pid, "status": status}) + "\n")
+        protocol.write(json.dumps({"pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime}) + "\n")
     _stop(None, None)
 
 

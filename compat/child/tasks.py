@@ -11,6 +11,7 @@ import dataclasses
 import faulthandler
 import functools
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -125,13 +126,14 @@ def canary_cpp(journal: Journal, device: str, package_path: str, runner_path: st
 def run(task_path: str, journal_path: str) -> None:
     """The child's main: read the task, import what it names, run it. What fails outside every phase is journaled as
     the harness's error and raised (the child then exits non-zero)."""
+    spec: dict[str, Any] = json.loads(Path(task_path).read_text())
+    os.environ.update(spec.get("env", {}))  # before anything reads it: a child's own compiler caches
     journal = Journal(journal_path)
     # Asked before it is killed for its time, the child writes its stacks to its log (compat.processes.kill_for_time).
     # On the parent's signal, not a watchdog thread's timer: that one walked a busy thread's frames and crashed it.
     faulthandler.register(STACKS_SIGNAL, all_threads=True)
     journal.start()
     try:
-        spec: dict[str, Any] = json.loads(Path(task_path).read_text())
         # Modules that declare kernels or tasks of their own; a fresh child forks nothing, so CUDA may be initialised.
         import_cases(spec.get("imports", []), "child", forks=False)
         if spec["task"] not in TASKS:

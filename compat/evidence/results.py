@@ -12,6 +12,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..errors import ResultsError
 from ..matrix.cells import in_matrix
+from ..matrix.stages import STAGES
 from .expectations import Run, verdict
 from .outcomes import KINDS, Outcome
 
@@ -46,6 +47,7 @@ def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str,
             "environment_failures": sum(1 for c in cells if c["outcome"]["detail"].get("environment_failure")),
             "cells_per_gpu": dict(sorted(Counter(c["gpu"] for c in cells if c.get("gpu")).items())),
             "wall_seconds": round(wall_seconds, 1),
+            "stage_families": stage_families(cells),
             **builds,
             "fuzz": {**fuzz_summary(fuzz), "collected": bool(fuzz or fuzz_collected)},
             "harness_errors": len(harness_errors),
@@ -54,6 +56,19 @@ def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str,
         "fuzz": fuzz,
         "harness_errors": list(harness_errors),
     }
+
+
+def stage_families(cells: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per stage family (compat.matrix.stages: Stage.family): its cells, and the seconds and CPU seconds spent on them
+    (a shared child's go to the first cell that needed it; CPU time is not recorded by runs before it was)."""
+    families: dict[str, dict[str, float]] = {}
+    for c in cells:
+        family = STAGES[c["axes"]["stage"]].family if c["axes"]["stage"] in STAGES else c["axes"]["stage"]
+        row = families.setdefault(family, {"cells": 0, "seconds": 0.0, "cpu_seconds": 0.0})
+        row["cells"] += 1
+        row["seconds"] += c.get("duration_s") or 0.0
+        row["cpu_seconds"] += c.get("cpu_s") or 0.0
+    return {f: {k: round(v, 1) for k, v in row.items()} for f, row in sorted(families.items())}
 
 
 def merge(paths: list[str], expectations) -> dict[str, Any]:

@@ -21,14 +21,15 @@ from ..evidence.baseline import neighbours
 from ..evidence.expectations import Expectations, Run, accept, measured_on
 from ..evidence.outcomes import Outcome
 from ..matrix.cases import import_cases, installed_case_modules
-from ..matrix.cells import in_matrix, parse_cell_id
+from ..matrix.cells import check_names, in_matrix, matrix, parse_cell_id
 from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, page, report, upgrade
+from . import schedule
 from .doctor import main as doctor
 from .environment import describe, machine_label
 from .launcher import Launcher
-from .options import RUNS_DIR
-from .session import child_env, fuzz_task
+from .options import AXES, RUNS_DIR
+from .session import child_env, fuzz_task, shared_group
 
 # The matrix's tests ship in the package: pytest collects this file (imported here, it would load the plugin first).
 MATRIX_TESTS = Path(__file__).resolve().parents[1] / "testing.py"
@@ -182,6 +183,31 @@ def _merge(args: argparse.Namespace) -> int:
     return OK
 
 
+def _shard(args: argparse.Namespace) -> int:
+    select = {}
+    for axis in AXES:
+        names = getattr(args, f"{axis}s")
+        if names:
+            select[axis] = [n.strip() for n in names.split(",") if n.strip()]
+            check_names(axis, select[axis], f"--{axis}s")
+    cells = matrix(select)
+    groups = {shared_group(c, "cells") for c in cells}
+    if not 1 <= args.count <= len(groups):
+        raise CompatError(f"--count {args.count}: between 1 and {len(groups)} (the shared children of the selected "
+                          f"{len(cells)} cells, which never split); nothing was written")
+    recorded = schedule.recorded_seconds(results.load(args.durations))
+    out = Path(args.out_dir)
+    names = [out / f"shard-{i + 1}-of-{args.count}.txt" for i in range(args.count)]
+    for path in names:
+        _writable(path, "--out-dir")
+    for path, shard in zip(names, schedule.shards(cells, recorded, args.count), strict=True):
+        write_atomic(path, "".join(f"{c.id}\n" for c in shard))
+        seconds = sum(schedule.weights({shared_group(c, s) for c in shard for s in schedule.SECTIONS}, recorded)
+                      .values())
+        print(f"{path}: {len(shard)} cells, about {seconds:.0f} s as recorded")
+    return OK
+
+
 def _fuzz(args: argparse.Namespace) -> int:
     """One example through the cell's artifact, built in a child with the cell's environment, as the fuzz test did."""
     cell = parse_cell_id(args.cell, "python -m compat fuzz")
@@ -222,4 +248,4 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
     args.repository_expectations = _repository(Path.cwd())
     return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
-            "fuzz": _fuzz, "coverage": _coverage}[args.command](args)
+            "fuzz": _fuzz, "coverage": _coverage, "shard": _shard}[args.command](args)

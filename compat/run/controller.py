@@ -32,8 +32,9 @@ from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
 from ..processes import stop_descendants
 from ..report import coverage
 from ..report.summary import summary_lines
+from . import schedule
 from .environment import describe
-from .launcher import INTERRUPTED, Launcher, start_isa_detection
+from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
 from .options import AXES
 from .session import RunSession, build_counts, shared_group
 from .workers import gpu_for, visible_gpus
@@ -56,6 +57,9 @@ class MatrixRun:
         default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
             ini or "expectations.yaml")
         self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
+        ini_durations = config.getini("compat_durations")
+        self.durations_path = config.getoption("compat_durations") or (
+            str(Path(config.inipath).parent / ini_durations) if ini_durations and config.inipath else ini_durations)
         self.baseline_path = config.getoption("compat_baseline")
         self.select = {}
         for axis in AXES:
@@ -75,10 +79,13 @@ class MatrixRun:
                                     "why_not_applicable); no cell was run")
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        # Warm Inductor/Triton caches can hide failures: every run, and every worker, starts from empty ones.
-        for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-            os.environ[var] = str(run_dir / "cache" / worker / sub)
+        # Every run starts from empty compiler caches (one left by an earlier run could hide what changed since); within
+        # a run, what is identical compiles once (compat.run.options.COMPILE_CACHES).
+        self.compile_cache = config.getoption("compat_compile_cache")
+        if self.compile_cache != "child":
+            caches = run_dir / "cache" / (os.environ.get("PYTEST_XDIST_WORKER", "main") if self.compile_cache == "worker"
+                                          else "")
+            os.environ.update(compiler_caches(caches))
         self.session = None  # a RunSession, once the cells are collected
 
     @functools.cached_property
@@ -98,6 +105,13 @@ class MatrixRun:
     def selected(self) -> list:
         return [c for c in matrix(self.select) if self.only is None or c.id in self.only]
 
+    @functools.cached_property
+    def recorded_seconds(self) -> dict[str, float]:
+        try:
+            return schedule.recorded_seconds(results.load(self.durations_path))
+        except ResultsError as exc:
+            raise pytest.UsageError(f"--compat-durations: {exc}; no cell was run") from None
+
     def expected_to_pass(self, cell: Cell) -> bool:
         """Its row says it passes on this run; without a row, its baseline's does."""
         expectation = self.expectations.lookup(cell.id, self.run)
@@ -108,7 +122,7 @@ class MatrixRun:
 
     def check(self, cell, node, section: str = "cells") -> None:
         """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
-        start = time.monotonic()
+        start, cpu = time.monotonic(), self.session.launcher.cpu_seconds
         reason = cell.unavailable_reason()
         run = self.session.outcome if section == "cells" else self.session.fuzz_outcome
         try:
@@ -137,6 +151,8 @@ class MatrixRun:
             "expected": expectation.full if expectation else None,
             "expected_at": expectation.where if expectation else None,
             "verdict": complaint, "against_baseline": against, "duration_s": round(time.monotonic() - start, 2),
+            # The CPU time of the children this cell started (a shared child's goes to the first cell that needed it).
+            "cpu_s": round(self.session.launcher.cpu_seconds - cpu, 2),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
             "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
         if reason:
@@ -156,6 +172,10 @@ class MatrixRun:
                                                if STAGES[c.stage].fuzzed and self.expected_to_pass(c)])
 
     def pytest_collection_modifyitems(self, session, config, items):
+        if self.durations_path:  # the longest shared child first (compat.run.schedule); every worker sorts alike
+            groups = {item.nodeid: shared_child_group(item.nodeid) for item in items}
+            weight = schedule.weights(set(groups.values()) - {None}, self.recorded_seconds)
+            items.sort(key=lambda item: -weight.get(groups[item.nodeid], float("inf")))
         # One test per namespace whose ops must all be declared: a gate failure that names the undeclared ones.
         items.extend(NamespaceCoverage.from_parent(session, name=f"compat_require_declared[{namespace}]",
                                                    namespace=namespace) for namespace in self.require_declared)
@@ -170,7 +190,8 @@ class MatrixRun:
                         if e is not None and "example" in e.row] for c in fuzz_cells}
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
         launcher = Launcher(self.run_dir, self.config.getoption("compat_children"), imports=self.cases,
-                            paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE))
+                            paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE),
+                            private_caches=self.compile_cache == "child")
         self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
@@ -204,6 +225,8 @@ class Controller(MatrixRun):
                 check_writable(path)
             except OSError as exc:
                 raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}); no cell was run") from None
+        if self.durations_path:
+            _ = self.recorded_seconds  # bad input stops the run before any cell
         if self.baseline_path:
             try:
                 _ = self.baseline  # bad input stops the run before any cell; loaded once, for the whole run
@@ -264,6 +287,8 @@ class Controller(MatrixRun):
         scatter a group."""
         if config.getvalue("dist") != "loadgroup":
             return None
+        if self.durations_path:  # the collection is already longest first: xdist's reorder by test count would undo it
+            config.option.loadscopereorder = False
         return SharedChildScheduling(config, log)
 
     def pytest_collection_finish(self, session):
@@ -317,6 +342,7 @@ class Controller(MatrixRun):
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
                    "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
+                   "compile_cache": self.compile_cache, "durations": self.durations_path,
                    "interrupted": self.interrupted, "baseline": self.baseline.name if self.baseline else None}
         counts = build_counts(self.run_dir)
         counts["children"]["interpreters"] += self.isa_detection is not None  # the ISA detection's own

@@ -19,6 +19,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,19 +43,22 @@ INTERRUPTED = "INTERRUPTED"  # a file in the run directory: the run is being sto
 class ChildResult:
     phases: dict[str, Outcome] = field(default_factory=dict)  # in the order they began
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)  # per phase, where the child recorded it
     log: str = ""
     env: dict[str, str | None] = field(default_factory=dict)  # the child's CHILD_ENV, and its pid
     harness_error: str | None = None  # the harness failed in this child: no phase's outcome is the cell's
     ready: bool = False  # the child imported its task's code
+    cpu_s: float = 0.0  # the CPU time of the child and of the compilers it waited for
 
     def to_dict(self) -> dict[str, Any]:
         return {"phases": {name: o.to_dict() for name, o in self.phases.items()}, "seconds": self.seconds,
-                "log": self.log, "env": self.env, "harness_error": self.harness_error, "ready": self.ready}
+                "cpu_seconds": self.cpu_seconds, "log": self.log, "env": self.env, "harness_error": self.harness_error, "ready": self.ready,
+                "cpu_s": self.cpu_s}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ChildResult":
-        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d["log"], d["env"],
-                   d.get("harness_error"), d.get("ready", True))
+        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d.get("cpu_seconds", {}),
+                   d["log"], d["env"], d.get("harness_error"), d.get("ready", True), d.get("cpu_s", 0.0))
 
     def outcome(self, final: str, among: tuple[str, ...] | None = None) -> Outcome:
         """The first phase that did not pass, else `final`'s outcome (which holds its numerics).
@@ -70,7 +74,8 @@ class ChildResult:
                                {**outcome.detail, "phase": name, "child": self.env})
             if name == final:
                 return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
-                               {**outcome.detail, "child": self.env, "seconds": self.seconds})
+                               {**outcome.detail, "child": self.env, "seconds": self.seconds,
+                                "cpu_seconds": self.cpu_seconds})
         raise HarnessError(f"the child never reached phase {final!r} (phases: {list(self.phases)}; child log: "
                            f"{self.log})")
 
@@ -79,7 +84,7 @@ def read_journal(path: Path) -> ChildResult:
     result = ChildResult()
     if not path.exists():
         return result
-    begun: dict[str, float] = {}
+    begun: dict[str, dict] = {}
     for line in path.read_text().splitlines():
         entry = json.loads(line)
         event = entry["event"]
@@ -90,11 +95,14 @@ def read_journal(path: Path) -> ChildResult:
         elif event == "harness_error":
             result.harness_error = entry["error"]
         elif event == "begin":
-            begun[entry["phase"]] = entry["t"]
+            begun[entry["phase"]] = entry
             result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
         elif event == "end":
             result.phases[entry["phase"]] = Outcome.from_dict(entry["outcome"])
-            result.seconds[entry["phase"]] = round(entry["t"] - begun.get(entry["phase"], entry["t"]), 3)
+            start = begun.get(entry["phase"], entry)
+            result.seconds[entry["phase"]] = round(entry["t"] - start["t"], 3)
+            if "cpu" in entry and "cpu" in start:
+                result.cpu_seconds[entry["phase"]] = round(entry["cpu"] - start["cpu"], 3)
     return result
 
 
@@ -134,6 +142,17 @@ def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: 
                                     f"{_tail(log, 600).strip()}")
         result.phases[phase] = died
     return result
+
+
+def compiler_caches(directory: Path) -> dict[str, str]:
+    """The environment that puts Inductor's and Triton's caches under `directory` (both read it at each use)."""
+    return {"TORCHINDUCTOR_CACHE_DIR": str(directory / "inductor"), "TRITON_CACHE_DIR": str(directory / "triton")}
+
+
+def _children_cpu() -> float:
+    """The CPU seconds of every child this process has waited for (a fresh child's, once it ended)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _child_setup() -> None:
@@ -188,8 +207,8 @@ class Server:
     def _died(self, when: str) -> HarnessError:
         return HarnessError(f"the warm server died {when}; its log ({self.log}) ends: {_tail(self.log, 800).strip()}")
 
-    def run(self, task: Path, journal: Path, log: Path, timeout: float) -> tuple[int | None, bool]:
-        """(exit code, negative for a signal, or None; whether it timed out)."""
+    def run(self, task: Path, journal: Path, log: Path, timeout: float) -> tuple[int | None, bool, float]:
+        """(exit code, negative for a signal, or None; whether it timed out; its CPU seconds)."""
         try:
             self.proc.stdin.write((json.dumps({"task": str(task), "journal": str(journal), "log": str(log)}) + "\n")
                                   .encode())
@@ -212,7 +231,7 @@ class Server:
             raise
         if ended is None:
             raise self._died("after its child was killed")
-        return (None if timed_out else os.waitstatus_to_exitcode(ended["status"])), timed_out
+        return (None if timed_out else os.waitstatus_to_exitcode(ended["status"])), timed_out, ended["cpu_s"]
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -229,14 +248,16 @@ class Launcher:
     fresh interpreter per task."""
 
     def __init__(self, run_dir: Path, mode: str = DEFAULT_MODE, imports: tuple[str, ...] = (),
-                 paths: tuple[str, ...] = (), isa_file: str | None = None):
-        """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them."""
+                 paths: tuple[str, ...] = (), isa_file: str | None = None, private_caches: bool = False):
+        """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them;
+        `private_caches`: each child compiles into empty caches of its own, removed when it ends."""
         if mode not in MODES:
             raise ValueError(f"children are started {' or '.join(MODES)}, not {mode!r}")
         self.run_dir, self.mode, self.isa_file = Path(run_dir), mode, isa_file
-        self.imports, self.paths = tuple(imports), tuple(paths)
+        self.imports, self.paths, self.private_caches = tuple(imports), tuple(paths), private_caches
         self.servers: dict[tuple, Server] = {}
         self.started = 0  # interpreters this launcher started: servers, or fresh children
+        self.cpu_seconds = 0.0  # the CPU time of every child this launcher ran, compilers included
 
     def _server(self, env: dict[str, str]) -> Server:
         key = tuple(sorted(env.items()))
@@ -257,36 +278,45 @@ class Launcher:
         workdir.mkdir(parents=True, exist_ok=True)
         journal, log, spec = workdir / "journal.jsonl", workdir / "child.log", workdir / "task.json"
         journal.unlink(missing_ok=True)
-        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports)}))
+        caches = workdir / "cache"
+        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports),
+                                    "env": compiler_caches(caches) if self.private_caches else {}}))
         self._stop_if_interrupted()
         try:
             if self.mode == "forked":
-                rc, timed_out = self._server(env).run(spec, journal, log, timeout)
+                rc, timed_out, cpu_s = self._server(env).run(spec, journal, log, timeout)
             else:
-                rc, timed_out = self._fresh(spec, journal, log, env, timeout)
+                rc, timed_out, cpu_s = self._fresh(spec, journal, log, env, timeout)
         except HarnessError:
             self._stop_if_interrupted()  # the server was killed because the run is stopping
             raise
+        finally:
+            if self.private_caches:
+                shutil.rmtree(caches, ignore_errors=True)  # gigabytes over a run
         self._stop_if_interrupted()  # the child was killed because the run is stopping: no outcome of the cell's
-        return collect(journal, log, rc, timed_out, timeout)
+        self.cpu_seconds += cpu_s
+        result = collect(journal, log, rc, timed_out, timeout)
+        result.cpu_s = round(cpu_s, 2)
+        return result
 
     def _stop_if_interrupted(self) -> None:
         if (self.run_dir / INTERRUPTED).exists():
             raise KeyboardInterrupt("the run was interrupted")
 
     def _fresh(self, spec: Path, journal: Path, log: Path, env: dict[str, str],
-               timeout: float) -> tuple[int | None, bool]:
+               timeout: float) -> tuple[int | None, bool, float]:
         self.started += 1
+        before = _children_cpu()
         cmd = [sys.executable, "-X", "faulthandler", "-m", "compat.child", str(spec), str(journal)]
         with open(log, "w") as logf:
             proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=_child_env(env, self.paths),
                                     start_new_session=True, preexec_fn=_child_setup)
             try:
-                return proc.wait(timeout=timeout), False
+                return proc.wait(timeout=timeout), False, _children_cpu() - before
             except subprocess.TimeoutExpired:
                 kill_for_time(proc.pid)
                 proc.wait()
-                return None, True
+                return None, True, _children_cpu() - before
             except BaseException:
                 kill_group(proc.pid)
                 raise

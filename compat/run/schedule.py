@@ -1,0 +1,66 @@
+"""The order of a run and its shards, from the seconds a results file recorded.
+
+The unit is a shared child's group (compat.run.session.shared_group): its tests share one child, so they never split.
+A group's weight is the seconds its cells and fuzz tests took in the recorded run (a shared child's time is on the
+first of its tests to need it); a group the file does not hold weighs the median of the recorded groups of its kind
+(probe, build, fuzz). Longest first: a run's workers take groups in that order, and `shards` deals them out to the
+lightest shard (the longest-processing-time rule, within 4/3 of the best possible makespan).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any, Iterable
+
+from ..matrix.cells import Cell, in_matrix, parse_cell_id
+from .session import shared_group
+
+SECTIONS = ("cells", "fuzz")
+
+
+def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
+    """Seconds per group in a results document (cells no longer in the matrix left out)."""
+    seconds: dict[str, float] = defaultdict(float)
+    for section in SECTIONS:
+        for record in doc.get(section) or []:
+            if in_matrix(record["id"]):
+                seconds[shared_group(parse_cell_id(record["id"], "durations"), section)] += record.get("duration_s") or 0.0
+    return dict(seconds)
+
+
+def _kind(group: str) -> str:
+    return group.split("-", 1)[0]
+
+
+def weights(groups: Iterable[str], recorded: dict[str, float]) -> dict[str, float]:
+    """Each group's recorded seconds, or the median of its kind's recorded groups (0 where none is recorded)."""
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for group, seconds in recorded.items():
+        by_kind[_kind(group)].append(seconds)
+    medians = {kind: statistics.median(values) for kind, values in by_kind.items()}
+    return {g: recorded[g] if g in recorded else medians.get(_kind(g), 0.0) for g in groups}
+
+
+def longest_first(groups: dict[str, float]) -> list[str]:
+    """The groups by descending weight; ties keep their order."""
+    return sorted(groups, key=lambda g: -groups[g])
+
+
+def shards(cells: list[Cell], recorded: dict[str, float], count: int) -> list[list[Cell]]:
+    """`cells` dealt into `count` shards of about equal recorded seconds, each group whole; each shard in the
+    matrix's order. A cell's group weighs its probe or build child and the fuzz child of the same family."""
+    groups: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells:
+        groups[shared_group(cell, "cells")].append(cell)
+    fuzz = {g: shared_group(members[0], "fuzz") for g, members in groups.items()}
+    weight = weights([*groups, *fuzz.values()], recorded)
+    load = {g: weight[g] + weight[fuzz[g]] for g in groups}
+    dealt: list[list[Cell]] = [[] for _ in range(count)]
+    totals = [0.0] * count
+    for group in longest_first(load):  # equal seconds (none recorded): the shard with fewer cells
+        lightest = min(range(count), key=lambda i: (totals[i], len(dealt[i]), i))
+        dealt[lightest] += groups[group]
+        totals[lightest] += load[group]
+    order = {c.id: i for i, c in enumerate(cells)}
+    return [sorted(shard, key=lambda c: order[c.id]) for shard in dealt]

@@ -1,0 +1,34 @@
+"""The order of a run and its shards, from recorded seconds (compat.run.schedule)."""
+
+from compat.matrix.cells import matrix
+from compat.run import schedule
+from compat.run.session import shared_group
+
+SELECT = {"kernel": ["silu", "axpy_inplace"], "device": ["cuda"], "dtype": ["float32"]}
+
+
+def test_a_group_without_a_record_weighs_the_median_of_its_kind():
+    recorded = {"probe-a": 10.0, "probe-b": 30.0, "probe-c": 20.0, "build-a": 4.0}
+    assert schedule.weights(["probe-a", "probe-z", "build-z", "fuzz-z"], recorded) == {
+        "probe-a": 10.0, "probe-z": 20.0, "build-z": 4.0, "fuzz-z": 0.0}
+    assert schedule.longest_first({"a": 1.0, "b": 3.0, "c": 3.0}) == ["b", "c", "a"]
+
+
+def test_shards_keep_each_shared_child_whole_cover_every_cell_once_and_balance_the_seconds():
+    cells = matrix(SELECT)
+    groups = sorted({shared_group(c, "cells") for c in cells})
+    recorded = {g: float(1 + i % 7) for i, g in enumerate(groups)}
+    dealt = schedule.shards(cells, recorded, 3)
+    assert sorted(c.id for shard in dealt for c in shard) == sorted(c.id for c in cells)
+    owner = {shared_group(c, "cells"): i for i, shard in enumerate(dealt) for c in shard}
+    assert all(owner[shared_group(c, "cells")] == i for i, shard in enumerate(dealt) for c in shard)
+    loads = [sum(recorded[g] for g in {shared_group(c, "cells") for c in shard}) for shard in dealt]
+    assert max(loads) - min(loads) <= max(recorded.values())  # the greedy rule's bound: one group apart at most
+
+
+def test_without_recorded_seconds_shards_balance_the_cells():
+    dealt = schedule.shards(matrix(SELECT), {}, 4)
+    sizes = [len(shard) for shard in dealt]
+    assert min(sizes) > 0 and max(sizes) - min(sizes) <= max(
+        sum(1 for c in matrix(SELECT) if shared_group(c, "cells") == g) for g in {shared_group(c, "cells")
+                                                                                   for c in matrix(SELECT)})
