@@ -32,3 +32,12 @@ def test_without_recorded_seconds_shards_balance_the_cells():
     assert min(sizes) > 0 and max(sizes) - min(sizes) <= max(
         sum(1 for c in matrix(SELECT) if shared_group(c, "cells") == g) for g in {shared_group(c, "cells")
                                                                                    for c in matrix(SELECT)})
+
+
+def test_the_devices_where_inductor_compiles_cpu_kernels_are_the_cpu_devices():
+    from compat.matrix.cells import DEVICES
+    from compat.matrix.stages import CPU_DEVICES, STAGES
+
+    assert set(CPU_DEVICES) == set(DEVICES) - {"cuda"}
+    assert STAGES["compile_cpp_wrapper"].compiles_cpp("cuda") and STAGES["aoti_strict"].compiles_cpp("cuda")
+    assert not STAGES["compile_inductor"].compiles_cpp("cuda") and STAGES["compile_inductor"].compiles_cpp("cpu")

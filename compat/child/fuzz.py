@@ -47,7 +47,7 @@ from ..matrix.strategies import (
 )
 from ..matrix.styles import build_op
 from . import artifacts
-from .checks import compiled_for, fresh_autotuners, graph_targets, kernel_outputs, missing_node, proof
+from .checks import before_stage, compiled_for, graph_targets, kernel_outputs, missing_node, proof
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
@@ -200,7 +200,7 @@ def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: li
 def probe_stages(journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None,
                  known: dict[str, list[str]]) -> None:
     for stage in stages:
-        fresh_autotuners()
+        before_stage(dataclasses.replace(cell, stage=stage))
         journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile,
                                              example, known.get(stage, [])))
 

@@ -43,11 +43,11 @@ def _cell(cell_id: str):
 def probe(journal: Journal, cell: str, stages: list[str]) -> None:
     """The probe stages of one (kernel, style, dtype, device), one phase each, in one process."""
     from ..matrix.stages import STAGES
-    from .checks import CHECKS, fresh_autotuners
+    from .checks import CHECKS, before_stage
 
     c = _cell(cell)
     for stage in stages:
-        fresh_autotuners()
+        before_stage(dataclasses.replace(c, stage=stage))
         journal.run(stage, functools.partial(CHECKS[STAGES[stage].check], dataclasses.replace(c, stage=stage)))
 
 

@@ -48,6 +48,8 @@ DOC_GROUPS: dict[str, tuple[str, ...]] = {
 # The C++ stages too: whether a package runs without Python is the op's registration, not its dtype, and the
 # package's numerics at every dtype are the aoti stages' (the same package, from Python).
 ONE_DTYPE = ("float32",)
+# Inductor compiles its kernels in C++ on these devices (declared in compat.matrix.cells; a test holds the two alike).
+CPU_DEVICES = ("cpu", "cpu_interpret")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class Stage:
     devices: tuple[str, ...] | None = None  # None: every device; else the only ones it applies to
     doc_group: str | None = None  # its DOC_GROUPS group, where not its family's (a probe that exports)
     timed: bool = False  # a passing cell's latency is recorded, on CUDA (compat.child.latency)
+    # The devices on which Inductor compiles C++ at this stage besides a package (its C++ wrapper; its kernels on a
+    # CPU): C++ needs the machine's CPU ISAs, detected once per run (compat.child.toolchain), not once per child.
+    cpp_on: tuple[str, ...] = ()
 
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
@@ -90,6 +95,9 @@ class Stage:
     def packaged(self) -> bool:
         """Needs an AOTI library of its exported program (the build compiles one only when such a cell asks)."""
         return self.family in PACKAGED or self.family in RUNS_LIBRARY_OF
+
+    def compiles_cpp(self, device: str) -> bool:
+        return self.packaged or device in self.cpp_on
 
     @property
     def library(self) -> str | None:
@@ -144,24 +152,24 @@ STAGES: dict[str, Stage] = {
               check="opcheck", custom_op_only=True, not_fuzzed=NOT_VALUES),
         *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
                                       f"the graph holds the kernel.", "probe", 600.0, check="compile_model",
-                timed=True)
+                timed=True, cpp_on=CPU_DEVICES if backend == "inductor" else ())
           for backend in ("eager", "aot_eager", "inductor")),
         Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
                                  "a second batch size runs without recompiling.", "probe", 600.0,
-              check="compile_dynamic", needs=frozenset({"dynamic"}), timed=True),
+              check="compile_dynamic", needs=frozenset({"dynamic"}), timed=True, cpp_on=CPU_DEVICES),
         Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
                                   "eager PyTorch's; a missing gradient fails.", "probe", 600.0,
-              check="compile_backward", not_fuzzed=NOT_VALUES),
+              check="compile_backward", not_fuzzed=NOT_VALUES, cpp_on=CPU_DEVICES),
         Stage("compile_cudagraphs", '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
                                     "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
                                     "must be recorded and replayed.", "probe", 600.0, check="compile_cudagraphs",
               devices=("cuda",), timed=True),
         Stage("compile_max_autotune", '`torch.compile(mode="max-autotune", fullgraph=True)`: Inductor benchmarks its '
                                       "own kernel choices, with CUDA graphs on a GPU.", "probe", 600.0,
-              check="compile_model", dtypes=ONE_DTYPE, timed=True),
+              check="compile_model", dtypes=ONE_DTYPE, timed=True, cpp_on=CPU_DEVICES),
         Stage("compile_cpp_wrapper", "`torch.compile(fullgraph=True, options={'cpp_wrapper': True})`: Inductor's "
                                      "wrapper generated as C++, as AOTI's is.", "probe", 600.0,
-              check="compile_model", dtypes=ONE_DTYPE, timed=True),
+              check="compile_model", dtypes=ONE_DTYPE, timed=True, cpp_on=("cuda", *CPU_DEVICES)),
         *_export_stages("strict", "True"),
         *_export_stages("nonstrict", "False"),
         # One export mode for each: non-strict, torch.export's default since 2.8.

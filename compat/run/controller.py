@@ -259,11 +259,11 @@ class Controller(MatrixRun):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     def start_isa_detection(self, nodeids) -> None:
-        """Once the tests are known: if any will compile an AOTI package, find the CPU ISAs now, once, in the
-        background (forked children wait for it; fresh ones detect on their own, the old way)."""
+        """Once the tests are known: if any will compile C++ (an AOTI package, a C++ wrapper, CPU kernels), find the
+        CPU ISAs now, once, in the background (forked children wait for it; fresh ones detect on their own)."""
         tests = [found for found in map(cell_of, nodeids) if found]
         if self.isa_detection is None and self.config.getoption("compat_children") == "forked" and any(
-                STAGES[cell.stage].packaged for cell, _ in tests):
+                STAGES[cell.stage].compiles_cpp(cell.device) for cell, _ in tests):
             self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
 
     # ---- the schedule (pytest-xdist's hooks, optional: the plugin works without xdist) ----
