@@ -35,7 +35,7 @@ from ..report.summary import summary_lines
 from . import schedule
 from .environment import describe
 from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
-from .options import AXES
+from .options import AXES, COMPILE_CACHES
 from .session import RunSession, build_counts, shared_group
 from .workers import gpu_for, visible_gpus
 
@@ -79,13 +79,12 @@ class MatrixRun:
                                     "why_not_applicable); no cell was run")
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
-        # Every run starts from empty compiler caches (one left by an earlier run could hide what changed since); within
-        # a run, what is identical compiles once (compat.run.options.COMPILE_CACHES).
+        # Every run starts from empty compiler caches (one left by an earlier run could hide what changed since); what
+        # each child keeps to itself: compat.run.options.COMPILE_CACHES.
         self.compile_cache = config.getoption("compat_compile_cache")
-        if self.compile_cache != "child":
-            caches = run_dir / "cache" / (os.environ.get("PYTEST_XDIST_WORKER", "main") if self.compile_cache == "worker"
-                                          else "")
-            os.environ.update(compiler_caches(caches))
+        self.private_caches = COMPILE_CACHES[self.compile_cache]
+        os.environ.update({var: path for var, path in compiler_caches(run_dir / "cache").items()
+                           if var not in self.private_caches})
         self.session = None  # a RunSession, once the cells are collected
 
     @functools.cached_property
@@ -191,7 +190,7 @@ class MatrixRun:
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
         launcher = Launcher(self.run_dir, self.config.getoption("compat_children"), imports=self.cases,
                             paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE),
-                            private_caches=self.compile_cache == "child")
+                            private_caches=self.private_caches)
         self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds

@@ -248,9 +248,9 @@ class Launcher:
     fresh interpreter per task."""
 
     def __init__(self, run_dir: Path, mode: str = DEFAULT_MODE, imports: tuple[str, ...] = (),
-                 paths: tuple[str, ...] = (), isa_file: str | None = None, private_caches: bool = False):
+                 paths: tuple[str, ...] = (), isa_file: str | None = None, private_caches: tuple[str, ...] = ()):
         """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them;
-        `private_caches`: each child compiles into empty caches of its own, removed when it ends."""
+        `private_caches`: the compiler caches (their variables) each child starts empty, removed when it ends."""
         if mode not in MODES:
             raise ValueError(f"children are started {' or '.join(MODES)}, not {mode!r}")
         self.run_dir, self.mode, self.isa_file = Path(run_dir), mode, isa_file
@@ -280,7 +280,8 @@ class Launcher:
         journal.unlink(missing_ok=True)
         caches = workdir / "cache"
         spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports),
-                                    "env": compiler_caches(caches) if self.private_caches else {}}))
+                                    "env": {var: path for var, path in compiler_caches(caches).items()
+                                            if var in self.private_caches}}))
         self._stop_if_interrupted()
         try:
             if self.mode == "forked":
