@@ -246,6 +246,7 @@ class Controller(MatrixRun):
 
     def pytest_sessionstart(self, session):
         self.has_workers = self.config.pluginmanager.has_plugin("dsession")
+        _ = self.env, self.baseline  # now, not after a signal: the results' environment is the run's start
         # SIGINT and SIGTERM end the run alike: children stopped, results written, nothing left running. Told apart
         # from pytest's other stops (a collection error, -x), which are no interruption. A SIGINT the shell told
         # this process to ignore stays ignored.
@@ -308,12 +309,13 @@ class Controller(MatrixRun):
         super().pytest_sessionfinish(session, exitstatus)
         if self.interrupted:
             (self.run_dir / INTERRUPTED).touch()  # workers then take their children's deaths as the stop
-            stop_descendants(below_children=self.has_workers)
             _exit_within(EXIT_WITHIN_S)
         if self.isa_detection is not None and self.isa_detection.poll() is None:
             self.isa_detection.kill()
             self.isa_detection.wait()
-        self._write_results()
+        self._write_results()  # before anything else of an interrupted run's ending: what it measured, within seconds
+        if self.interrupted:
+            stop_descendants(below_children=self.has_workers)
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
         self.kept_run_dir = not self.own_run_dir or (exitstatus != 0 and any(self.run_dir.iterdir()))
         if not self.kept_run_dir:
