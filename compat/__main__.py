@@ -81,7 +81,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
                      help="a results file of the same matrix, whose recorded seconds balance the shards")
     sha.add_argument("--out-dir", default=SHARDS_DIR, metavar="DIR", help=f"where the lists go (default: {SHARDS_DIR})")
     for axis in AXES:
-        sha.add_argument(f"--{axis}s", metavar="NAMES", help=f"comma-separated {axis} names to shard (default: all)")
+        sha.add_argument(f"--{axis}s", metavar="NAMES",
+                         help=f"comma-separated {axis} names to shard (default: the pytest ini's compat_{axis}s, else all)")
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
     mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
     mer.add_argument("results", nargs="+", metavar="RESULTS.json",

@@ -93,3 +93,20 @@ def test_version_and_the_installed_script_name_itself(tmp_path):
         pytest.skip("the package is not installed in this environment (pip install -e .)")
     usage = subprocess.run([str(script), "bogus"], capture_output=True, text=True, cwd=tmp_path)
     assert usage.returncode == 2 and usage.stderr.startswith("usage: triton-export-compat")
+
+
+def test_shard_takes_the_directorys_own_selection_and_refuses_a_count_it_cannot_deal(monkeypatch, tmp_path, capsys):
+    from compat.matrix.cells import matrix
+
+    from .projects import write_results
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\ncompat_kernels = silu\ncompat_styles = raw_jit,triton_op\n"
+                                         "compat_devices = cuda\n")
+    write_results(tmp_path / "r.json", {"silu-triton_op-eager-float32-cuda": 60.0})
+    assert cli.main(["shard", "--count", "2", "--durations", "r.json"]) == 0
+    lists = [(tmp_path / cli.SHARDS_DIR / f"shard-{i}-of-2.txt").read_text().split() for i in (1, 2)]
+    want = matrix({"kernel": ["silu"], "style": ["raw_jit", "triton_op"], "device": ["cuda"]})
+    assert sorted(lists[0] + lists[1]) == sorted(c.id for c in want) and all(lists)
+    assert cli.main(["shard", "--count", "999", "--durations", "r.json", "--out-dir", "other"]) == 2
+    assert "between 1 and" in capsys.readouterr().err and not (tmp_path / "other").exists()

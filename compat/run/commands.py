@@ -185,8 +185,9 @@ def _merge(args: argparse.Namespace) -> int:
 
 def _shard(args: argparse.Namespace) -> int:
     select = {}
+    ini = _ini_settings(Path.cwd())  # the directory's own selection, as its runs make it (compat_kernels, ...)
     for axis in AXES:
-        names = getattr(args, f"{axis}s")
+        names = getattr(args, f"{axis}s") or ",".join(ini.get(f"compat_{axis}s", []))
         if names:
             select[axis] = [n.strip() for n in names.split(",") if n.strip()]
             check_names(axis, select[axis], f"--{axis}s")
