@@ -71,7 +71,11 @@ def main() -> None:
     lines += [f"| {k} | {' | '.join(col.get(k, '') for col in columns.values())} |" for k in keys]
     sources = [f"- `--before`: `{args.before}`", *(f"- {n.partition('=')[0]}: `{n.partition('=')[2]}`"
                                                   for n in args.name)]
-    write_atomic(args.out, "\n".join(lines + ["", *sources]) + "\n")
+    legend = ("Compile caches: `one per worker` (before issue 26), `run` (Inductor's and Triton's one per run: it "
+              "changed outcomes, so no longer offered), `kernels` (Triton's one per run, Inductor's each child's own: "
+              "the default), `child` (both each child's own). A cut run's cells are the longest groups first "
+              "(`--compat-durations`): compare it by the same cells' seconds, not by its cell count.")
+    write_atomic(args.out, "\n".join(lines + ["", legend, "", *sources]) + "\n")
     print(args.out)
 
 
