@@ -340,8 +340,11 @@ def test_an_interrupted_run_stops_every_child_writes_what_it_measured_and_leaves
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_matrix.py", "-n", "2",
            "--compat-kernels=silu,sleepy", "--compat-styles=raw_jit", "--compat-stages=eager",
            "--compat-devices=cpu_interpret", f"--compat-run-dir={run_dir}", f"--compat-results={results}"]
+    # The run keeps a SIGINT its shell ignores (a background job's), so the test gives it the default whatever
+    # started this pytest.
     proc = subprocess.Popen(cmd, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, "SLEEPY_MARKER": str(marker)})
+                            env={**os.environ, "SLEEPY_MARKER": str(marker)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 240
         while not (marker.exists() and list(run_dir.glob("artifacts/probe-silu-*/record.json"))):
