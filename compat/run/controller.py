@@ -5,7 +5,6 @@ schedules, handles signals, gathers the workers' records, and writes the results
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import functools
 import os
@@ -257,10 +256,6 @@ class Controller(MatrixRun):
 
     def _signalled(self, signum, frame):
         self.interrupted = f"interrupted by {signal.Signals(signum).name}: the cells done so far"
-        # Written at once, and again at the session's end: pytest's own handling of the interrupt (a traceback with
-        # its frames' arguments) comes first there, and on a loaded 2-core machine that took seconds.
-        with contextlib.suppress(OSError):
-            self._write_results()
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     def start_isa_detection(self, nodeids) -> None:
