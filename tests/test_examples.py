@@ -32,7 +32,7 @@ def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp
                           "--compat-devices=cpu_interpret"], cwd=repo, capture_output=True, text=True, timeout=1200)
     doc = json.loads((repo / "r.json").read_text())
     kernels = {c["axes"]["kernel"] for c in doc["cells"]}
-    assert kernels == set(OURS)  # its ini's compat_kernels: the suite's own are gated in the suite's repository
+    assert kernels == set(OURS)  # what its cases declare: the suite's own kernels are gated in the suite's repository
     assert len(doc["cells"]) > 100 and "silu-" not in (repo / "expectations.yaml").read_text()
     assert not doc["harness_errors"], doc["harness_errors"]
     assert_no_false_failure(doc)

@@ -40,6 +40,29 @@ def mine(project):
     return project
 
 
+def collected_kernels(project, *args) -> set[str]:
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q", "--compat-dtypes=float32",
+                                          "--compat-devices=cpu_interpret", "--compat-styles=raw_jit",
+                                          "--compat-stages=eager", "test_matrix.py", *args)
+    return {line.split("[", 1)[1].split("-", 1)[0] for line in result.stdout.lines if "test_cell[" in line}
+
+
+def test_a_repository_gates_its_own_kernels_unless_it_names_the_suites(mine):
+    assert collected_kernels(mine) == {"mine"}  # not the suite's 5,000 cells on a user's first run
+    assert collected_kernels(mine, "--compat-kernels=silu") == {"silu"}  # named, any registered kernel runs
+    mine.makeini("[pytest]\ncompat_cases = mine_cases compat.matrix.kernels\n")
+    assert {"mine", "silu", "matmul"} <= collected_kernels(mine)
+
+
+def test_cases_that_declare_nothing_are_a_usage_error(project):
+    project.makepyfile(empty_cases="")
+    project.makeini("[pytest]\ncompat_cases = empty_cases\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*compat_cases (empty_cases) declare no kernel or op: declare yours with "
+                                 "register_kernel / register_op*no cell was run*"])
+
+
 def run(pytester, *args, tests=("test_matrix.py",)):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *ONE_CELL, *tests, *args)
 

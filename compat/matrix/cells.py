@@ -85,6 +85,19 @@ def registries() -> dict[str, tuple[str, ...]]:
             "device": tuple(DEVICES)}
 
 
+SUITE_CASES = "compat.matrix.kernels"  # the module that declares the suite's own kernels
+
+
+def gated_kernels(cases: Iterable[str]) -> list[str]:
+    """The kernel axis a run takes unless told otherwise: the kernels and ops its cases modules declare. The suite's
+    own kernels are always registered (they are the styles' examples) but are gated only where the cases name their
+    module, as the suite's own repository does, or where no cases module is named at all: a user's first run is their
+    ops, not 5,000 cells of ours."""
+    cases = tuple(cases)
+    return [name for name, kernel in KERNELS.items()
+            if not cases or SUITE_CASES in cases or kernel.module != SUITE_CASES]
+
+
 def check_names(axis: str, names: Iterable[str], where: str) -> None:
     valid = registries()[axis]
     unknown = [n for n in names if n not in valid]

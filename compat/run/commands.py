@@ -21,7 +21,7 @@ from ..evidence.baseline import neighbours
 from ..evidence.expectations import Expectations, Run, accept, measured_on
 from ..evidence.outcomes import Outcome
 from ..matrix.cases import import_cases, installed_case_modules
-from ..matrix.cells import check_names, in_matrix, matrix, parse_cell_id
+from ..matrix.cells import check_names, gated_kernels, in_matrix, matrix, parse_cell_id
 from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, page, report, upgrade
 from . import schedule
@@ -191,6 +191,7 @@ def _shard(args: argparse.Namespace) -> int:
         if names:
             select[axis] = [n.strip() for n in names.split(",") if n.strip()]
             check_names(axis, select[axis], f"--{axis}s")
+    select.setdefault("kernel", gated_kernels([*ini.get("compat_cases", []), *installed_case_modules()]))
     cells = matrix(select)
     groups = {shared_group(c, "cells") for c in cells}
     if not 1 <= args.count <= len(groups):

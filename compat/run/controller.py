@@ -26,7 +26,7 @@ from ..evidence import baseline, results
 from ..evidence.expectations import Expectations, Run, accept, measured_on, verdict
 from ..evidence.outcomes import Outcome, skipped
 from ..matrix.cases import import_cases
-from ..matrix.cells import Cell, check_names, in_matrix, matrix, parse_cell_id
+from ..matrix.cells import SUITE_CASES, Cell, check_names, gated_kernels, in_matrix, matrix, parse_cell_id
 from ..matrix.stages import STAGES
 from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
 from ..processes import stop_descendants
@@ -68,6 +68,13 @@ class MatrixRun:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
         self.only = read_cell_list(config.getoption("compat_cells"))
+        if "kernel" not in self.select and self.only is None:  # a cell list names its kernels itself
+            self.select["kernel"] = gated_kernels(cases)
+            if not self.select["kernel"]:
+                raise pytest.UsageError(f"compat_cases ({', '.join(cases)}) declare no kernel or op: declare yours "
+                                        f"with register_kernel / register_op (the suite's own kernels are gated where "
+                                        f"compat_cases names {SUITE_CASES}, or with --compat-kernels); no cell was "
+                                        f"run")
         named = config.getoption("compat_require_declared")
         self.require_declared = ([n.strip() for n in named.split(",") if n.strip()] if named
                                  else config.getini("compat_require_declared"))
