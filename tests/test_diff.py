@@ -193,3 +193,18 @@ def test_merging_a_merged_file_keeps_the_runs_it_came_from(tmp_path):
     merged = results.merge([str(tmp_path / "ab.json"), paths[1]], exp)
     assert [(m["path"], m["cells"]) for m in merged["options"]["merged_from"]] == [(paths[0], 3), (paths[1], 2)]
     assert {c["source"] for c in merged["cells"]} == set(paths)
+
+
+def test_a_merged_inputs_fuzz_profiles_are_named_once(tmp_path):
+    from compat.evidence import results
+    from compat.evidence.expectations import Expectations, dump
+
+    paths = []
+    for name, profile in (("merged.json", "ci, thorough"), ("ci.json", "ci")):
+        d = writeup()
+        d["fuzz"], d["options"]["fuzz_profile"] = [d["cells"][len(paths)]], profile
+        (tmp_path / name).write_text(json.dumps(d))
+        paths.append(str(tmp_path / name))
+    exp_path = tmp_path / "expectations.yaml"
+    exp_path.write_text(dump({"schema": 1, "cells": {}}))
+    assert results.merge(paths, Expectations.load(exp_path))["options"]["fuzz_profile"] == "ci, thorough"

@@ -5,7 +5,16 @@ import itertools
 import pytest
 
 from compat.errors import RegistryError
-from compat.matrix.cells import DEVICES, Cell, applicable, check_names, matrix, parse_cell_id, registries
+from compat.matrix.cells import (
+    DEVICES,
+    Cell,
+    applicable,
+    check_names,
+    dtypes_braced,
+    matrix,
+    parse_cell_id,
+    registries,
+)
 from compat.matrix.kernels import KERNELS
 from compat.matrix.stages import STAGES
 from compat.matrix.styles import STYLES
@@ -95,3 +104,10 @@ def test_autotune_styles_that_name_written_pointers_apply_to_in_place_kernels_on
     style = STYLES["autotune_restore_value_triton_op"]
     assert style.applies_to(KERNELS["axpy_inplace"]) and not style.applies_to(KERNELS["silu"])
     assert "restore_value" in style.why_not(KERNELS["silu"])
+
+
+def test_ids_that_differ_in_the_dtype_only_are_spelled_once():
+    ids = ["silu-triton_op-eager-bfloat16-cuda", "silu-raw_jit-eager-float32-cuda", "silu-triton_op-eager-float32-cuda",
+           "silu-triton_op-aoti_strict-float32-cuda"]
+    assert dtypes_braced(ids) == ["silu-triton_op-eager-{bfloat16,float32}-cuda", "silu-raw_jit-eager-float32-cuda",
+                                  "silu-triton_op-aoti_strict-float32-cuda"]

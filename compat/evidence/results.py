@@ -110,7 +110,9 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
               "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
               "aoti_compile_seconds": {k: v for s in summaries for k, v in s.get("aoti_compile_seconds", {}).items()},
               "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()}}
-    profiles = sorted({d["options"].get("fuzz_profile") for _, d in docs if d.get("fuzz")} - {None})
+    # a merged input names its profiles joined by ", ": each once
+    profiles = sorted({p for _, d in docs if d.get("fuzz") for p in (d["options"].get("fuzz_profile") or "").split(", ")
+                       if p})
     options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
                "regraded_against": os.path.relpath(expectations.path), "fuzz_profile": ", ".join(profiles) or None}
     return document(docs[-1][1]["environment"], list(merged["cells"].values()), builds,

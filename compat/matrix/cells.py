@@ -154,6 +154,16 @@ def any_dtype_key(cell_id: str) -> str:
     return dataclasses.replace(split_cell_id(cell_id, "any_dtype_key"), dtype=ANY_DTYPE).id
 
 
+def dtypes_braced(ids: Iterable[str]) -> list[str]:
+    """Ids that differ in the dtype only, spelled once: `silu-triton_op-eager-{bfloat16,float16}-cuda` (the order of
+    first appearance kept), so a page lists a stage's cells without repeating what they share."""
+    groups: dict[Cell, list[str]] = {}
+    for cell in (split_cell_id(i, "dtypes_braced") for i in ids):
+        groups.setdefault(dataclasses.replace(cell, dtype=""), []).append(cell.dtype)
+    return [dataclasses.replace(key, dtype=dtypes[0] if len(dtypes) == 1 else "{" + ",".join(dtypes) + "}").id
+            for key, dtypes in groups.items()]
+
+
 def parse_cell_id(cell_id: str, where: str) -> Cell:
     cell = split_cell_id(cell_id, where)
     for axis, name in cell.axes().items():

@@ -9,7 +9,6 @@ dtypes that agree, and lets the reader collapse a group of stages into one summa
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import re
@@ -17,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
-from ..matrix.cells import split_cell_id
+from ..matrix.cells import dtypes_braced, split_cell_id
 from ..matrix.styles import FAMILIES, STYLES
 from .recommend import INTRO, answers, describe_missing, goals
 from .report import (
@@ -178,7 +177,7 @@ function show(button) {
     const dl = el('dl');
     pairs(dl, block.evidence);
     body.append(dl);
-    const cells = block.cells.map(([id, facts]) => [S[id], facts]).sort((a, b) => clicked.has(b[0]) - clicked.has(a[0]));
+    const cells = block.cells.map(([axes, facts]) => [axes.map(a => S[a]).join('-'), facts]).sort((a, b) => clicked.has(b[0]) - clicked.has(a[0]));
     for (const [id, facts] of cells) {
       const d = el('details', undefined, 'cell'); d.open = clicked.has(id);
       d.append(el('summary', id, 'cells')); const dl = el('dl'); pairs(dl, facts); d.append(dl);
@@ -230,10 +229,8 @@ def _cells_title(ids: list[str]) -> str:
     """One id, or 'N cells: silu-triton_op-eager-{bfloat16,float16}-cuda' where they differ in the dtype only."""
     if len(ids) == 1:
         return ids[0]
-    cells = [split_cell_id(i, "the page") for i in ids]
-    if len({dataclasses.replace(c, dtype="") for c in cells}) == 1:
-        return f"{len(ids)} cells: " + cells[0].id.replace(f"-{cells[0].dtype}-", f"-{{{','.join(c.dtype for c in cells)}}}-")
-    return f"{len(ids)} cells: " + ", ".join(ids)
+    braced = dtypes_braced(ids)
+    return f"{len(ids)} cells: " + ", ".join(braced if len(braced) == 1 else ids)
 
 
 def _latency(docs: Docs) -> list[str]:
@@ -364,7 +361,9 @@ def _notes(docs: Docs, kernel: str) -> dict[str, Any]:
             f"; refuses {', '.join(refuses)}" if refuses else "") + ("; not fuzzed in these results" if unfuzzed
                                                                      else "")
         out[str(n)] = {"title": s(title), "kind": kind,
-                       "blocks": [{"cells": [[s(v.id), [[s(w), s(t)] for w, t in v.facts]] for v in cells],
+                       # an id as its five axes, each a string: 1,800 ids of one kernel share a few dozen names
+                       "blocks": [{"cells": [[[s(a) for a in split_cell_id(v.id, "a note").axes().values()],
+                                              [[s(w), s(t)] for w, t in v.facts]] for v in cells],
                                    "evidence": [[s(w), s(t)] for w, t in evidence]} for cells, (*_, evidence) in blocks]}
     return {"notes": out, "strings": list(strings)}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS, Verdict, of_doc
 from ..evidence.versions import chart_rows, collect
-from ..matrix.cells import registries, split_cell_id
+from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
 from ..matrix.styles import FAMILIES, STYLES
 from . import timings
@@ -465,7 +465,8 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
                        + ("; not fuzzed in these results" if unfuzzed else ""))
             for cells, (*_, evidence) in blocks:
                 cells = [v for v in cells if split_cell_id(v.id, "a note").kernel == kernel]
-                out.append(f"  - cell{'s' if len(cells) > 1 else ''}: {', '.join(f'`{v.id}`' for v in cells)}")
+                out.append(f"  - cell{'s' if len(cells) > 1 else ''}: "
+                           + ", ".join(f"`{i}`" for i in dtypes_braced(v.id for v in cells)))
                 out += [f"    - {what}: {_md(text)}" for what, text in evidence]
                 if kind in ("wrong_some", "errors_some"):  # each cell's falsifying example and its reproducer
                     out += [f"    - `{v.id}`: " + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts
