@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from compat.evidence.expectations import cell_view
@@ -61,6 +62,29 @@ def test_cases_that_declare_nothing_are_a_usage_error(project):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*compat_cases (empty_cases) declare no kernel or op: declare yours with "
                                  "register_kernel / register_op*no cell was run*"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_run_whose_every_cell_was_skipped_fails_saying_it_checked_nothing(project):
+    # A GPU runner that lost its GPU: the CUDA cells it is given all skip. Green would hide that the gate ran nothing.
+    cells = project.path / "cells.txt"
+    cells.write_text("silu-raw_jit-eager-float32-cuda\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", f"--compat-cells={cells}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["NOTHING RAN: every selected cell was skipped here (no CUDA device on this machine*"])
+    # One cell that runs beside it is a run that checked something: the skip is reported, not failed.
+    cells.write_text(f"silu-raw_jit-eager-float32-cuda\n{CELL}\n")
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", f"--compat-cells={cells}")
+    assert result.ret == pytest.ExitCode.OK and "NOTHING RAN" not in result.stdout.str()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_device_this_run_names_but_cannot_use_is_a_usage_error(project):
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-devices=cuda",
+                                          "--compat-kernels=silu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--compat-devices names cuda, which this machine cannot run: no CUDA device*"])
 
 
 def run(pytester, *args, tests=("test_matrix.py",)):

@@ -26,7 +26,16 @@ from ..evidence import baseline, results
 from ..evidence.expectations import Expectations, Run, accept, measured_on, verdict
 from ..evidence.outcomes import Outcome, skipped
 from ..matrix.cases import import_cases
-from ..matrix.cells import SUITE_CASES, Cell, check_names, gated_kernels, in_matrix, matrix, parse_cell_id
+from ..matrix.cells import (
+    DEVICES,
+    SUITE_CASES,
+    Cell,
+    check_names,
+    gated_kernels,
+    in_matrix,
+    matrix,
+    parse_cell_id,
+)
 from ..matrix.stages import STAGES
 from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
 from ..processes import stop_descendants
@@ -67,6 +76,11 @@ class MatrixRun:
             if names:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
                 check_names(axis, self.select[axis], f"--compat-{axis}s")
+        for device in (config.getoption("compat_devices") or "").split(","):
+            reason = DEVICES[device.strip()].unavailable_reason() if device.strip() else None
+            if reason:  # asked for by this run (the ini's list is a repository's default, for laptops too)
+                raise pytest.UsageError(f"--compat-devices names {device.strip()}, which this machine cannot run: "
+                                        f"{reason}; no cell was run")
         self.only = read_cell_list(config.getoption("compat_cells"))
         if "kernel" not in self.select and self.only is None:  # a cell list names its kernels itself
             self.select["kernel"] = gated_kernels(cases)
@@ -250,6 +264,7 @@ class Controller(MatrixRun):
         self.harness_errors: list[dict] = []
         self.interrupted: str | None = None
         self.changes_path: Path | None = None
+        self.nothing_ran: str | None = None  # why, where every cell the run recorded was skipped
 
     def pytest_sessionstart(self, session):
         self.has_workers = self.config.pluginmanager.has_plugin("dsession")
@@ -323,6 +338,9 @@ class Controller(MatrixRun):
         self._write_results()  # before anything else of an interrupted run's ending: what it measured, within seconds
         if self.interrupted:
             stop_descendants(below_children=self.has_workers)
+        self.nothing_ran = None if self.interrupted else nothing_ran(self.records)
+        if self.nothing_ran and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a gate that checked nothing is no green gate
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
         self.kept_run_dir = not self.own_run_dir or (exitstatus != 0 and any(self.run_dir.iterdir()))
         if not self.kept_run_dir:
@@ -371,6 +389,9 @@ class Controller(MatrixRun):
             terminalreporter.write_line(f"INTERRUPTED: {self.results_path} holds {self.interrupted}")
         for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
             terminalreporter.write_line(line)
+        if self.nothing_ran:
+            terminalreporter.write_line(f"NOTHING RAN: every selected cell was skipped here ({self.nothing_ran}): the "
+                                        f"gate checked nothing, so the run fails")
         if self.changes_path:
             terminalreporter.write_line(f"changes against the baseline, as Markdown: {self.changes_path}")
         for change in self.accepted:
@@ -408,6 +429,15 @@ class NamespaceCoverage(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, self.name
+
+
+def nothing_ran(records: dict[str, dict]) -> str | None:
+    """Why no cell ran, where the run recorded cells and skipped every one (a GPU runner without its GPU, a cell list
+    of CUDA cells on a CPU machine); else None."""
+    outcomes = [r["outcome"] for section in records.values() for r in section.values()]
+    if not outcomes or any(o["kind"] != "skipped" for o in outcomes):
+        return None
+    return "; ".join(sorted({o["message"] for o in outcomes}))
 
 
 def cell_of(nodeid: str):
