@@ -45,17 +45,32 @@ def check_points(cell: "Cell") -> list:
     return workload.points(KERNELS[cell.kernel])
 
 
-def compare_outputs(got, want, label: str, names: list[str] | None = None, computed_in: str | None = None) -> list[dict]:
+def compare_outputs(got, want, label: str, names: list[str] | None = None, computed_in: str | None = None,
+                    want64=None) -> list[dict]:
     """One comparison per output (a model's use of several outputs, a sum, could cancel); `names`: how each output
-    is called (its variant and index, compat.matrix.model.output_names)."""
+    is called (its variant and index, compat.matrix.model.output_names); `want64`: the reference's outputs in
+    float64 (compat.evidence.numerics says how they judge)."""
     got, want = kernel_outputs(got), kernel_outputs(want)
     if len(got) != len(want):
         return [{"input": label, "ok": False, "why": f"{label}: {len(got)} outputs, eager has {len(want)}",
                  "outputs": [len(got), len(want)]}]
+    exact = want64 if want64 is not None and len(want64) == len(want) else (None,) * len(want)
     if len(want) == 1:
-        return [numerics.compare(got[0], want[0], label, computed_in)]
+        return [numerics.compare(got[0], want[0], label, computed_in, exact[0])]
     names = names if names and len(names) == len(want) else [f"output {i}" for i in range(len(want))]
-    return [numerics.compare(g, w, f"{label}, {n}", computed_in) for n, g, w in zip(names, got, want, strict=False)]
+    return [numerics.compare(g, w, f"{label}, {n}", computed_in, w64)
+            for n, g, w, w64 in zip(names, got, want, exact, strict=False)]
+
+
+def expected(reference, args) -> tuple[tuple, tuple | None]:
+    """The reference's outputs on `args`, and in float64 on the same values (None where it cannot run there)."""
+    return kernel_outputs(reference(*args)), workload.in_float64(reference, args)
+
+
+def compare_call(got, reference, args, label: str, cell: "Cell") -> list[dict]:
+    """A model's outputs against its reference run on `args` (inputs of its own, never the model's)."""
+    want, want64 = expected(reference, args)
+    return compare_outputs(got, want, label, output_names(cell), cell.dtype, want64)
 
 
 def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
@@ -98,8 +113,8 @@ def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_m
     call = first or (lambda f, *args: f(*args))
     with grad_mode():
         for point in points:
-            comparisons += compare_outputs(call(fn, *inputs(cell, point)), reference(*inputs(cell, point)),
-                                           workload.label(point), output_names(cell), cell.dtype)
+            comparisons += compare_call(call(fn, *inputs(cell, point)), reference, inputs(cell, point),
+                                        workload.label(point), cell)
     return outcomes.from_comparisons(comparisons, dict(detail or {}))
 
 
@@ -224,7 +239,11 @@ def flop_count(c: "Cell") -> Outcome:
     want, reference_flops = counted(reference)
     embedding = reference_flops if kernel.embedding == "sandwich" else 0
     kernel_flops = model_flops - embedding
-    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c), c.dtype),
+    with torch.no_grad():
+        want64 = workload.in_float64(reference, tuple(t.mul(-0.75) if t.is_floating_point() else t
+                                                      for t in inputs(c, point)))
+    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c), c.dtype,
+                                                       want64),
                                        {"kernel_flops": kernel_flops, "embedding_flops": embedding})
     if result.kind != "passed":
         return result
@@ -302,7 +321,9 @@ COMPILERS = {"compile_eager": {"backend": "eager"}, "compile_aot_eager": {"backe
              "compile_dynamic": {"backend": "inductor", "dynamic": True},
              "compile_cudagraphs": {"backend": "inductor", "mode": "reduce-overhead"},
              "compile_max_autotune": {"backend": "inductor", "mode": "max-autotune"},
-             "compile_cpp_wrapper": {"backend": "inductor", "options": {"cpp_wrapper": True}}}
+             "compile_cpp_wrapper": {"backend": "inductor", "options": {"cpp_wrapper": True}},
+             "compile_backward": {"backend": "inductor"},
+             "compile_dynamic_backward": {"backend": "inductor", "dynamic": True}}
 
 
 def compiled_for(stage: str, model):
@@ -338,8 +359,8 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
         with config.patch({"triton.cudagraph_or_error": True}), torch.no_grad():
             for point in check_points(c):
                 for run in ("warm-up", "record", "replay"):  # compared at once: the next run may overwrite it
-                    comparisons += compare_outputs(first(compiled, *inputs(c, point)), reference(*inputs(c, point)),
-                                                   f"{workload.label(point)}, {run}", output_names(c), c.dtype)
+                    comparisons += compare_call(first(compiled, *inputs(c, point)), reference, inputs(c, point),
+                                                f"{workload.label(point)}, {run}", c)
             result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
             if result.kind == "passed" and latency.wanted(c):  # replays: what reduce-overhead is for
                 result.detail["latency"] = latency.measure(compiled, first, check_points(c),
@@ -377,55 +398,126 @@ def compile_dynamic(c: "Cell") -> Outcome:
     with torch.no_grad():
         first_call(compiled, *inputs(c, first))
     frames_after_first = counter.frame_count
-    symbolic = [str(v.shape) for g in counter.graphs for n in g.graph.nodes if n.op == "placeholder"
-                for v in [n.meta.get("example_value")]
-                if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape)]
     result = proof(c, counter, check_batches(compiled, reference, c, points=(first, second), first=first_call))
+    return stayed_dynamic([counter], frames_after_first, result, workload.label(second))
+
+
+def stayed_dynamic(counters: list, frames_after_first: int, result: Outcome, second: str) -> Outcome:
+    """A passing dynamic compile must have traced symbolic sizes, and the second size must not have recompiled."""
+    symbolic = [str(v.shape) for counter in counters for g in counter.graphs for n in g.graph.nodes
+                if n.op == "placeholder" for v in [n.meta.get("example_value")]
+                if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape)]
+    frames = sum(counter.frame_count for counter in counters)
     result.detail.update(frames_after_first=frames_after_first, symbolic_inputs=symbolic)
     if result.kind != "passed":
         return result
     if not symbolic:
         return Outcome("failed", "NotDynamic", "no graph input has a symbolic size: dynamic=True specialised",
                        detail=result.detail)
-    if counter.frame_count != frames_after_first:
-        return Outcome("failed", "Recompiled", f"{workload.label(second)} recompiled: {counter.frame_count} frames "
-                                               f"after {frames_after_first}", detail=result.detail)
+    if frames != frames_after_first:
+        return Outcome("failed", "Recompiled", f"{second} recompiled: {frames} frames after {frames_after_first}",
+                       detail=result.detail)
     return result
+
+
+# ---- gradients ----------------------------------------------------------------------------------------------------
+
+def gradient_inputs(kernel, embedded: bool = True) -> tuple[list[str], set[str]]:
+    """The model's input names, and those whose gradient is checked: what the op reads (an input it writes into is
+    its output buffer). `embedded=False`: the op alone, as the fuzz tests run it, even where it has a sandwich."""
+    if kernel.embedding == "sandwich" and embedded:
+        return ["x"], {"x"}
+    return ([t.name for t in kernel.tensors],
+            {t.name for t in kernel.tensors if t.differentiable and t.name not in kernel.mutates})
+
+
+def cotangent(index: int, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The same cotangent for an output wherever it is computed: drawn from a seed, rounded to the cell's dtype."""
+    gen = torch.Generator().manual_seed(workload.SEED + index)
+    return torch.randn(like.shape, generator=gen).to(dtype).to(like)
+
+
+def backward_through(fn, kernel, args, params: dict, dtype: torch.dtype, embedded: bool = True) -> dict:
+    """Forward and backward through `fn` on `args` (leaves of their own, in their layout); every wanted input's and
+    every parameter's gradient (None where none reached it)."""
+    names, wanted = gradient_inputs(kernel, embedded)
+    leaves = {n: a.detach().requires_grad_(n in wanted and a.is_floating_point())
+              for n, a in zip(names, args, strict=False)}
+    outs = [(i, o) for i, o in enumerate(kernel_outputs(fn(*leaves.values())))
+            if isinstance(o, torch.Tensor) and o.requires_grad]
+    if outs:  # no output that requires grad: nothing can reach the inputs
+        torch.autograd.backward([o for _, o in outs], [cotangent(i, o, dtype) for i, o in outs])
+    return {**{n: a.grad for n, a in leaves.items() if n in wanted}, **{n: p.grad for n, p in params.items()}}
+
+
+def reference_gradients64(kernel, reference: torch.nn.Module, args, dtype: torch.dtype,
+                          embedded: bool = True) -> dict | None:
+    """The reference's gradients in float64 (its parameters and inputs upcast), or None where it cannot run there."""
+    params = {n: p.detach().double().requires_grad_() for n, p in reference.named_parameters()}
+    buffers = {n: b.detach().double() if b.is_floating_point() else b for n, b in reference.named_buffers()}
+    upcast = tuple(a.detach().double() if a.is_floating_point() else a for a in args)
+    try:
+        return backward_through(lambda *a: torch.func.functional_call(reference, {**params, **buffers}, a), kernel,
+                                upcast, params, dtype, embedded)
+    except DeclarationError:  # the reference refuses float64: eager's gradients are the truth
+        return None
+
+
+def train(c: "Cell", compiler: dict | None, points: list) -> Outcome:
+    """Forward and backward of the op's model (eagerly, or compiled with `compiler`, `_compiled`'s arguments) at
+    `points`: every differentiable input's and parameter's gradient against the reference's, in float64 too. Each
+    variant of the declaration's choices runs as a model of its own, and every run (the op, the reference, the
+    float64 reference) gets inputs of its own: a backward may write into what it saved."""
+    kernel, dtype = KERNELS[c.kernel], getattr(torch, c.dtype)
+    comparisons, counters, frames_after_first = [], [], 0
+    several = len(kernel.variants()) > 1
+    for variant in kernel.variants():
+        model, reference = workload.pair(kernel, build_op(c.style, c.kernel), c.dtype, c.device, variant=variant)
+        fn = model.train()
+        if compiler is not None:
+            fn, counter = _compiled(fn, **compiler)
+            counters.append(counter)
+        reference.train()
+        for i, point in enumerate(points):
+            model.zero_grad(set_to_none=True)
+            got = backward_through(fn, kernel, inputs(c, point), dict(model.named_parameters()), dtype)
+            if i == 0:
+                frames_after_first += sum(counter.frame_count for counter in counters[-1:])
+            missing = [name for name, g in got.items() if g is None]
+            if missing:
+                return Outcome("failed", "MissingGradient", f"no gradient reached {', '.join(missing)}: the wrapped "
+                                                            f"kernel is not differentiable in this style",
+                               detail={"frames": sum(counter.frame_count for counter in counters)})
+            reference.zero_grad(set_to_none=True)
+            want = backward_through(reference, kernel, inputs(c, point), dict(reference.named_parameters()), dtype)
+            want64 = reference_gradients64(kernel, reference, inputs(c, point), dtype) or {}
+            label = ", ".join(filter(None, (workload.label(point), several and kernel.variant_label(variant) or "")))
+            comparisons += [numerics.compare(got[name], want[name], f"{label}: grad of {name}", c.dtype,
+                                             want64.get(name)) for name in want]
+    result = outcomes.from_comparisons(comparisons)
+    for counter in counters:  # proof that each variant's model compiled
+        result = proof(c, counter, result)
+        if result.kind != "passed":
+            break
+    if compiler is None or not compiler.get("dynamic"):
+        return result
+    return stayed_dynamic(counters, frames_after_first, result, workload.label(points[-1]))
+
+
+def eager_backward(c: "Cell") -> Outcome:
+    """The op's own gradients, run eagerly: what a user's training step computes before any compiler touches it."""
+    return train(c, None, check_points(c)[1:2])
 
 
 def compile_backward(c: "Cell") -> Outcome:
     """Gradients of the differentiable inputs and of every parameter through the compiled model, against eager
     PyTorch's."""
+    return train(c, COMPILERS[c.stage], check_points(c)[1:2])
 
 
-    kernel = KERNELS[c.kernel]
-    model, reference = models(c)
-    point = check_points(c)[1]
-    names = ["x"] if kernel.embedding == "sandwich" else [t.name for t in kernel.tensors]
-    # An input the op writes into is its output buffer: gradients are wanted for what it reads.
-    wanted = {"x"} if kernel.embedding == "sandwich" else {t.name for t in kernel.tensors
-                                                            if t.differentiable and t.name not in kernel.mutates}
-
-    def grads(m, fn) -> dict:
-        m.zero_grad(set_to_none=True)
-        args = {name: a.requires_grad_(name in wanted and a.is_floating_point())
-                for name, a in zip(names, inputs(c, point), strict=False)}
-        outs = [o for o in kernel_outputs(fn(*args.values())) if isinstance(o, torch.Tensor) and o.requires_grad]
-        cotangents = [torch.randn(o.shape, generator=torch.Generator().manual_seed(workload.SEED + i)).to(o)
-                      for i, o in enumerate(outs)]
-        if outs:  # no output that requires grad: nothing can reach the inputs
-            torch.autograd.backward(outs, cotangents)
-        return {**{n: a.grad for n, a in args.items() if n in wanted}, **{n: p.grad for n, p in m.named_parameters()}}
-
-    compiled, counter = _compiled(model.train(), "inductor")
-    got, want = grads(model, compiled), grads(reference.train(), reference)
-    missing = [name for name, g in got.items() if g is None]
-    if missing:
-        return Outcome("failed", "MissingGradient", f"no gradient reached {', '.join(missing)}: the wrapped "
-                                                    f"kernel is not differentiable in this style",
-                       detail={"frames": counter.frame_count})
-    comparisons = [numerics.compare(got[name], want[name], f"grad of {name}", c.dtype) for name in want]
-    return proof(c, counter, outcomes.from_comparisons(comparisons))
+def compile_dynamic_backward(c: "Cell") -> Outcome:
+    """Training under `dynamic=True`: gradients at two sizes through one graph with symbolic sizes."""
+    return train(c, COMPILERS[c.stage], check_points(c)[1:3])
 
 
 def kernel_outputs(value) -> tuple:
@@ -433,5 +525,6 @@ def kernel_outputs(value) -> tuple:
 
 
 # The probe stages' checks by the name a stage declares (compat.matrix.stages: Stage.check).
-CHECKS = {check.__name__: check for check in (eager, flop_count, opcheck, compile_model, compile_dynamic,
-                                              compile_backward, compile_cudagraphs, export_static)}
+CHECKS = {check.__name__: check for check in (eager, eager_backward, flop_count, opcheck, compile_model, compile_dynamic,
+                                              compile_backward, compile_dynamic_backward, compile_cudagraphs,
+                                              export_static)}

@@ -24,7 +24,7 @@ from ..evidence.outcomes import Outcome
 from ..matrix import model as workload
 from ..matrix.stages import FRESH_PHASES, STAGES
 from . import latency
-from .checks import check_points, compare_outputs, inputs, models
+from .checks import check_points, compare_call, inputs, models
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
@@ -136,8 +136,7 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         with torch.no_grad():
             for point, got in zip(holder["points"], holder["outputs"], strict=False):
                 got = tuple(t.to(workload.torch_device(cell.device)) for t in got)  # the runner wrote host copies
-                comparisons += compare_outputs(got, holder["reference"](*inputs(cell, point)), workload.label(point),
-                                               computed_in=cell.dtype)
+                comparisons += compare_call(got, holder["reference"], inputs(cell, point), workload.label(point), cell)
         result = outcomes.from_comparisons(comparisons)
         report = holder["report"]
         if result.kind == "passed" and latency.wanted(cell):

@@ -30,11 +30,19 @@ from hypothesis import given
 
 from ..errors import DeclarationError
 from ..evidence import outcomes
-from ..evidence.numerics import compare_elementwise
+from ..evidence.numerics import compare_elementwise, compare_gradient
 from ..evidence.outcomes import Outcome
 from ..matrix.cells import DEVICES
 from ..matrix.kernels import KERNELS
-from ..matrix.model import dynamic_shapes, error_scales, op_dynamic_shapes, output_names, pair, torch_device
+from ..matrix.model import (
+    dynamic_shapes,
+    error_scales,
+    in_float64,
+    op_dynamic_shapes,
+    output_names,
+    pair,
+    torch_device,
+)
 from ..matrix.stages import STAGES
 from ..matrix.strategies import (
     Example,
@@ -47,7 +55,17 @@ from ..matrix.strategies import (
 )
 from ..matrix.styles import build_op
 from . import artifacts
-from .checks import before_stage, compiled_for, graph_targets, kernel_outputs, missing_node, proof
+from .checks import (
+    COMPILERS,
+    backward_through,
+    before_stage,
+    compiled_for,
+    graph_targets,
+    kernel_outputs,
+    missing_node,
+    proof,
+    reference_gradients64,
+)
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
@@ -78,6 +96,13 @@ class Tally:
     refusals: dict[str, str] = field(default_factory=dict)  # per layout: the first refusal's first line
     last: Any = None  # the example being checked: after a failure, the one Hypothesis shrank to
 
+    def add(self, results: list[dict]) -> None:
+        """An example whose every comparison passed."""
+        self.examples += 1
+        self.informative += any(r["informative"] for r in results)
+        self.max_abs_err = max([self.max_abs_err, *(r["max_abs_err"] for r in results)])
+        self.max_rel_err = max([self.max_rel_err, *(r["max_rel_err"] for r in results)])
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d.pop("last")
@@ -96,6 +121,7 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
 
     with torch.no_grad():
         want = reference(*inputs())
+        want64 = in_float64(reference, inputs()) or (None,) * len(kernel_outputs(want))
         shape = tuple(inputs()[0].shape)
         # The declared error_scale takes the op's arguments (every argument, scalars too), as the reference does.
         scales = (error_scales(kernel, reference, inputs()) if kernel.error_scale
@@ -115,30 +141,63 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
             labels = names if len(names) == len(outputs) else [f"output {i}" for i in range(len(outputs))]
             if len(got) != len(outputs):
                 raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
-            for label, g, w, scale in zip(labels, got, outputs, scales, strict=True):
+            for label, g, w, scale, w64 in zip(labels, got, outputs, scales, want64, strict=True):
                 result = compare_elementwise(g, w, f"{name} {label}, shape {shape}, {example.layout}", scale,
-                                             cell.dtype)
+                                             cell.dtype, w64)
                 if not result["ok"]:
                     raise Falsified(result["why"])
                 results.append(result)
-    tally.examples += 1
-    tally.informative += any(r["informative"] for r in results)
-    tally.max_abs_err = max([tally.max_abs_err, *(r["max_abs_err"] for r in results)])
-    tally.max_rel_err = max([tally.max_rel_err, *(r["max_rel_err"] for r in results)])
+    tally.add(results)
 
 
-def fuzz(cell: "Cell", made: list[tuple[str, Callable]], reference: Callable, exported: bool, profile: str,
-         example: str | None = None, known: list[str] = ()) -> Outcome:
+def _check_gradients(made: list[tuple[str, Callable, Callable]], reference: None, example, cell: "Cell",
+                     tally: Tally) -> None:
+    """Forward and backward of each variant's artifact (its own reference beside it), on leaves of the example's
+    layout: every wanted input's and parameter's gradient against the reference's, in float64 too."""
+    kernel, dtype = KERNELS[cell.kernel], getattr(torch, cell.dtype)
+    tally.last = example
+    results = []
+    for name, fn, ref in made:
+        def inputs():  # anew for every run: a backward may write into what it saved
+            return materialize_inputs(kernel, example, cell.dtype, cell.device)
+
+        shape = tuple(inputs()[0].shape)
+        ref.zero_grad(set_to_none=True)
+        want = backward_through(ref, kernel, inputs(), dict(ref.named_parameters()), dtype, embedded=False)
+        want64 = reference_gradients64(kernel, ref, inputs(), dtype, embedded=False) or {}
+        try:
+            got = backward_through(fn, kernel, inputs(), {}, dtype, embedded=False)
+        except Exception as exc:
+            if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
+                raise
+            tally.refused[example.layout] = tally.refused.get(example.layout, 0) + 1
+            tally.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
+                                                      f"{str(exc).strip().splitlines()[0][:200]}")
+            continue
+        for input_name, g in got.items():
+            if g is None:
+                raise Falsified(f"{name}: no gradient reached {input_name}, shape {shape}, {example.layout}")
+            result = compare_gradient(g, want[input_name], f"{name} grad of {input_name}, shape {shape}, "
+                                                           f"{example.layout}", cell.dtype, want64.get(input_name))
+            if not result["ok"]:
+                raise Falsified(result["why"])
+            results.append(result)
+    tally.add(results)
+
+
+def fuzz(cell: "Cell", made: list, reference: Callable | None, exported: bool, profile: str,
+         example: str | None = None, known: list[str] = (), check: Callable = _check) -> Outcome:
     """Hypothesis examples (or the one `example`, as JSON) through the artifacts; the cell's fuzz outcome.
 
     `known`: the falsifying examples recorded for the cell (expectations' fuzz rows), replayed first in every run so
-    a recorded finding is found every time, whatever the profile draws."""
+    a recorded finding is found every time, whatever the profile draws. `check`: what one example must show
+    (`_check` the outputs, `_check_gradients` the gradients of a stage that trains)."""
 
 
     kernel, tally, budget = KERNELS[cell.kernel], Tally(), DEVICES[cell.device].fuzz_elements
 
     def prop(ex):
-        _check(made, reference, ex, cell, tally)
+        check(made, reference, ex, cell, tally)
 
     if example is not None:
         test = functools.partial(prop, Example.from_json(example))
@@ -186,8 +245,30 @@ def _no_eager_fallback() -> None:
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
+def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
+    """A stage that trains: each variant's op alone (eager, or compiled as the stage compiles), with its reference."""
+    kernel, made, counters = KERNELS[cell.kernel], [], []
+    for variant in kernel.variants():
+        module, reference = pair(kernel, build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False,
+                                 variant=variant)
+        fn = module.train()
+        if cell.stage in COMPILERS:
+            _no_eager_fallback()
+            fn, counter = compiled_for(cell.stage, fn)
+            counters.append(counter)
+        made.append((" ".join(filter(None, ("compiled" if counters else "eager", kernel.variant_label(variant)))),
+                     fn, reference.train()))
+    result = fuzz(cell, made, None, False, profile, example, known, check=_check_gradients)
+    for counter in counters:
+        if result.kind == "passed":
+            result = proof(cell, counter, result)
+    return result
+
+
 def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
 
+    if STAGES[cell.stage].trains:
+        return _fuzz_training(cell, profile, example, known)
     module, reference = _op_models(cell)
     if cell.stage == "eager":
         return fuzz(cell, [("eager", module)], reference, False, profile, example, known)

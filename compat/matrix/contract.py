@@ -45,7 +45,8 @@ MISSING_FEATURE = {"backward": "the kernel declares no backward kernel",
                               "runs an op declared as shipped (compat.Op)",
                    "schema": "an argument is a union (OneOf), which no torch.library schema can declare",
                    "library_op": "the op as shipped is not a torch.library op, which opcheck checks",
-                   "differentiable": "the op is declared without gradients (Op(differentiable=False))"}
+                   "differentiable": "it declares no gradients (a Kernel without a backward, an Op with "
+                                     "differentiable=False)"}
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # names go into cell ids (kernel-style-stage-dtype-device) and op names
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 EMBEDDINGS = ("op", "sandwich")
@@ -451,7 +452,8 @@ class Kernel(Contract):
         return tuple(f"{m}_ptr" for m in self.mutates if f"{m}_ptr" in arg_names)
 
     def features(self) -> frozenset:
-        have = {"triton": True, "backward": self.backward is not None, "tunable": self.tunable is not None,
+        have = {"triton": True, "backward": self.backward is not None, "differentiable": self.backward is not None,
+                "tunable": self.tunable is not None,
                 "tunable_inplace": self.tunable is not None and bool(self.mutated_pointers())}
         return super().features() | frozenset(k for k, v in have.items() if v)
 

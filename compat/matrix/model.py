@@ -42,12 +42,12 @@ def torch_device(device: str) -> str:
     return "cpu" if device.startswith("cpu") else device
 
 
-def as_function(kernel: "Kernel", fn: Callable) -> Callable:
+def as_function(kernel: "Kernel", fn: Callable, variants: list[dict] | None = None) -> Callable:
     """`fn` (the op, or the kernel's reference) as a function of the tensors a caller provides, returning the op's
-    outputs as a tuple (the tensors it writes into, for an op that returns nothing), every variant's in turn.
-    Scalars take their defaults, or each of their choices. An any-shape kernel is called with its first tensor; the
-    tensors it writes into are allocated like that one."""
-    plans = [plan(kernel, v) for v in kernel.variants()]
+    outputs as a tuple (the tensors it writes into, for an op that returns nothing), every variant's in turn (or
+    those of `variants`). Scalars take their defaults, or each of their choices. An any-shape kernel is called with
+    its first tensor; the tensors it writes into are allocated like that one."""
+    plans = [plan(kernel, v) for v in variants or kernel.variants()]
     return lambda *provided: call_variants(kernel, plans, fn, provided)
 
 
@@ -139,10 +139,10 @@ class ShippedModule(torch.nn.Module):
     """A user's module as shipped, called with the declared arguments of each variant; its parameters are this
     model's (`module.<name>`), reached through `self`, as export and Dynamo lift them."""
 
-    def __init__(self, kernel: "Kernel", module: torch.nn.Module):
+    def __init__(self, kernel: "Kernel", module: torch.nn.Module, variants: list[dict] | None = None):
         super().__init__()
         self.module, self.kernel = module, kernel
-        self.plans = [plan(kernel, v) for v in kernel.variants()]
+        self.plans = [plan(kernel, v) for v in variants or kernel.variants()]
 
     def forward(self, *args):  # named as OpModule's: export's dynamic shapes name them "args"
         return call_variants(self.kernel, self.plans, self.module, args)
@@ -151,10 +151,10 @@ class ShippedModule(torch.nn.Module):
 class ReferenceModule(torch.nn.Module):
     """The declared reference over a copy of the shipped module's parameters (same names, so gradients compare)."""
 
-    def __init__(self, kernel: "Kernel", module: torch.nn.Module):
+    def __init__(self, kernel: "Kernel", module: torch.nn.Module, variants: list[dict] | None = None):
         super().__init__()
         self.module, self.kernel = module, kernel
-        self.plans = [plan(kernel, v) for v in kernel.variants()]
+        self.plans = [plan(kernel, v) for v in variants or kernel.variants()]
         self.reference = declared(kernel, kernel.reference, "reference")
 
     def forward(self, *args):
@@ -175,21 +175,42 @@ def shipped_module(kernel: "Kernel", spec: Module, dtype: str, device: str) -> t
     return module.to(device=torch_device(device), dtype=getattr(torch, dtype)).eval()
 
 
-def pair(kernel: "Kernel", op: Any, dtype: str, device: str, embedded: bool = True):
+def pair(kernel: "Kernel", op: Any, dtype: str, device: str, embedded: bool = True, variant: dict | None = None):
     """The cell's model around the style's op, and the same model around the eager reference. `embedded=False`:
-    the op alone even where the kernel's embedding is the sandwich (the fuzz tests')."""
+    the op alone even where the kernel's embedding is the sandwich (the fuzz tests'). `variant`: that variant of
+    the declaration's choices alone (a gradient check runs each on inputs of its own: a backward may write into
+    what it saved, Liger's SwiGLU does, and the next variant would read what the last one left)."""
     reference = declared(kernel, kernel.reference, "reference")
+    only = None if variant is None else [variant]
     if kernel.embedding == "module":
         module = shipped_module(kernel, op, dtype, device)
-        return ShippedModule(kernel, module), ReferenceModule(kernel, copy.deepcopy(module))
+        return ShippedModule(kernel, module, only), ReferenceModule(kernel, copy.deepcopy(module), only)
     if kernel.embedding == "sandwich" and embedded:
-        return sandwich(kernel, op, dtype, device), sandwich(kernel, reference, dtype, device)
-    return OpModule(as_function(kernel, op)), OpModule(as_function(kernel, reference))
+        return sandwich(kernel, op, dtype, device, only), sandwich(kernel, reference, dtype, device, only)
+    return OpModule(as_function(kernel, op, only)), OpModule(as_function(kernel, reference, only))
 
 
-def sandwich(kernel: "Kernel", fn: Callable, dtype: str, device: str) -> torch.nn.Module:
+def in_float64(reference: torch.nn.Module, args) -> tuple | None:
+    """The reference model run in float64: its floating parameters, buffers and inputs upcast (the values the cell's
+    dtype holds, exactly), its floating outputs as float64. None where the reference cannot run in float64 (code
+    that insists on a dtype): the comparison then holds the output to eager's result alone."""
+    upcast = tuple(a.detach().double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    try:
+        if isinstance(reference, torch.nn.Module):
+            state = {name: t.detach().double() if t.is_floating_point() else t
+                     for name, t in (*reference.named_parameters(), *reference.named_buffers())}
+            outputs = torch.func.functional_call(reference, state, upcast)
+        else:  # a plain function of the inputs
+            outputs = reference(*upcast)
+    except DeclarationError:  # the reference raised in float64: it is not the declaration's fault here
+        return None
+    outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+    return tuple(o.double() if isinstance(o, torch.Tensor) and o.is_floating_point() else o for o in outputs)
+
+
+def sandwich(kernel: "Kernel", fn: Callable, dtype: str, device: str, variants: list[dict] | None = None):
     """The write-up's model around `fn` (the op, or the reference)."""
-    function = as_function(kernel, fn)
+    function = as_function(kernel, fn, variants)
     torch.manual_seed(SEED)
     model = KernelSandwich(lambda h: functools.reduce(operator.add, function(h)))
     with torch.no_grad():

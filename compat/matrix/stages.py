@@ -71,6 +71,7 @@ class Stage:
     # The devices on which Inductor compiles C++ at this stage besides a package (its C++ wrapper; its kernels on a
     # CPU): C++ needs the machine's CPU ISAs, detected once per run (compat.child.toolchain), not once per child.
     cpp_on: tuple[str, ...] = ()
+    trains: bool = False  # forward and backward, gradients compared: the fuzz tests drive it with gradients too
 
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
@@ -144,8 +145,12 @@ def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
-        Stage("eager", "The wrapped op inside the model, run eagerly.", "probe", 300.0, check="eager",
-              timed=True),
+        Stage("eager", "The wrapped op inside the model, run eagerly (forward, under `torch.no_grad()`).", "probe",
+              300.0, check="eager", timed=True),
+        Stage("eager_backward", "The model's forward and backward run eagerly: every differentiable input's and "
+                                "parameter's gradient against the reference's (and its float64 run); each variant "
+                                "of a declaration's choices on inputs of its own; a missing gradient fails.",
+              "probe", 300.0, check="eager_backward", needs=frozenset({"differentiable"}), trains=True),
         Stage("flop_count", "The model under `FlopCounterMode`: the op must still compute and its FLOPs be counted.",
               "probe", 300.0, check="flop_count", not_fuzzed=NOT_VALUES),
         Stage("opcheck", "`torch.library.opcheck` on the style's op (custom-op styles only).", "probe", 600.0,
@@ -158,8 +163,12 @@ STAGES: dict[str, Stage] = {
                                  "a second batch size runs without recompiling.", "probe", 600.0,
               check="compile_dynamic", needs=frozenset({"dynamic"}), timed=True, cpp_on=CPU_DEVICES),
         Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
-                                  "eager PyTorch's; a missing gradient fails.", "probe", 600.0,
-              check="compile_backward", not_fuzzed=NOT_VALUES, cpp_on=CPU_DEVICES),
+                                  "eager PyTorch's (and its float64 run); a missing gradient fails.", "probe", 600.0,
+              check="compile_backward", cpp_on=CPU_DEVICES, trains=True),
+        Stage("compile_dynamic_backward", "`torch.compile(dynamic=True, fullgraph=True)` with inductor, training: "
+                                          "gradients at two sizes through one graph with symbolic sizes, without "
+                                          "recompiling.", "probe", 600.0, check="compile_dynamic_backward",
+              needs=frozenset({"dynamic", "differentiable"}), cpp_on=CPU_DEVICES, trains=True),
         Stage("compile_cudagraphs", '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
                                     "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
                                     "must be recorded and replayed.", "probe", 600.0, check="compile_cudagraphs",

@@ -142,10 +142,28 @@ class MatrixRun:
         ref = self.baseline.reference(cell.id, "cells") if self.baseline is not None else None
         return ref is not None and (ref.row.row["outcome"] if ref.row else ref.outcome["kind"]) == "passed"
 
+    def unknown(self, cell: Cell) -> bool:
+        """Neither a row nor a baseline says how the cell ends on this run (a first accept's cells)."""
+        return self.expectations.lookup(cell.id, self.run) is None and (
+            self.baseline is None or self.baseline.reference(cell.id, "cells") is None)
+
+    def fuzzed(self, cell: Cell) -> bool:
+        """Whether the cell gets a fuzz test: expected to pass; or, in accept mode, not known yet (the test fuzzes it
+        if it passes in this run, so a first accept records the fuzz tests' findings too)."""
+        return STAGES[cell.stage].fuzzed and (self.expected_to_pass(cell) or self.accept and self.unknown(cell))
+
+    def not_passing_here(self, cell: Cell, section: str) -> str | None:
+        """A first accept fuzzes a cell nothing recorded only where the cell passes in this run: why not, or None."""
+        if section != "fuzz" or not (self.accept and self.unknown(cell)):
+            return None
+        outcome = self.session.outcome(cell)
+        return None if outcome.kind == "passed" else f"the cell did not pass in this run ({outcome.first_line}): " \
+                                                     f"nothing to fuzz"
+
     def check(self, cell, node, section: str = "cells") -> None:
         """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
         start, cpu = time.monotonic(), self.session.launcher.cpu_seconds
-        reason = cell.unavailable_reason()
+        reason = cell.unavailable_reason() or self.not_passing_here(cell, section)
         run = self.session.outcome if section == "cells" else self.session.fuzz_outcome
         try:
             outcome = skipped(reason) if reason else run(cell)
@@ -190,8 +208,7 @@ class MatrixRun:
         if "fuzz_cell" in metafunc.fixturenames:
             # Every cell expected to pass on this run (torch, triton, host), in the stages whose artifact is fuzzed.
             metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id, marks=(pytest.mark.matrix, pytest.mark.fuzz))
-                                               for c in self.selected
-                                               if STAGES[c.stage].fuzzed and self.expected_to_pass(c)])
+                                               for c in self.selected if self.fuzzed(c)])
 
     def pytest_collection_modifyitems(self, session, config, items):
         if self.durations_path:  # the longest shared child first (compat.run.schedule); every worker sorts alike
