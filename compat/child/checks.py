@@ -174,6 +174,43 @@ def before_stage(c: "Cell") -> None:
         toolchain.apply()
 
 
+def autotuners() -> list:
+    """Every Autotuner alive in this process (a child builds one style's op: its own)."""
+    return [obj for obj in gc.get_objects() if issubclass(type(obj), Autotuner)]  # issubclass: see fresh_autotuners
+
+
+def on_every_config(check, c: "Cell") -> Outcome:
+    """An autotuned op's outcome must not depend on which config wins the benchmark, a timing race whose winner
+    differs between GPU models. The check runs as a user's first call does (the autotuner benchmarks and picks),
+    then again with each config of each autotuner pinned (the only one it has: nothing to benchmark); the cell's
+    outcome is the first that is not a pass, naming its config, and detail["configs"] holds every config's."""
+    result = check(c)
+    tuners = [t for t in autotuners() if len(t.configs) > 1]
+    if not tuners:
+        return result
+    seen = {}
+    for tuner in tuners:
+        configs = list(tuner.configs)
+        for pick in configs:
+            fresh_autotuners()
+            tuner.configs = [pick]
+            try:
+                pinned = check(c)
+            except DeclarationError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the pinned config's failure is the observation
+                pinned = outcomes.from_exception(exc)
+            finally:
+                tuner.configs = configs
+            seen[str(pick)] = pinned.kind
+            if pinned.kind != "passed" and result.kind == "passed":
+                pinned.message = f"with the autotuner pinned to {pick}: {pinned.message or ''}"
+                pinned.detail["pinned_config"] = str(pick)
+                result = pinned
+    result.detail["configs"] = seen
+    return result
+
+
 def fresh_autotuners() -> None:
     """Forget what every Autotuner in this process has chosen, so a stage's first call tunes as a user's first call
     does, whatever stage ran before it here: benchmarking an in-place kernel writes into its output, and an outcome

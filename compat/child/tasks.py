@@ -43,12 +43,13 @@ def _cell(cell_id: str):
 def probe(journal: Journal, cell: str, stages: list[str]) -> None:
     """The probe stages of one (kernel, style, dtype, device), one phase each, in one process."""
     from ..matrix.stages import STAGES
-    from .checks import CHECKS, before_stage
+    from .checks import CHECKS, before_stage, on_every_config
 
     c = _cell(cell)
     for stage in stages:
         before_stage(dataclasses.replace(c, stage=stage))
-        journal.run(stage, functools.partial(CHECKS[STAGES[stage].check], dataclasses.replace(c, stage=stage)))
+        journal.run(stage, functools.partial(on_every_config, CHECKS[STAGES[stage].check],
+                                             dataclasses.replace(c, stage=stage)))
 
 
 @task("build")

@@ -11,6 +11,7 @@ import types
 
 import torch
 import torch.nn.functional as F
+from liger_kernel.ops.swiglu import LigerSiLUMulFunction
 from liger_kernel.transformers.cross_entropy import LigerCrossEntropyLoss
 from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
 from liger_kernel.transformers.geglu import LigerGEGLUMLP
@@ -19,7 +20,7 @@ from liger_kernel.transformers.rms_norm import LigerRMSNorm
 from liger_kernel.transformers.rope import liger_rotary_pos_emb
 from liger_kernel.transformers.swiglu import LigerSwiGLUMLP
 
-from compat import Dim, Known, Module, Op, Tensor, register_known, register_op
+from compat import Dim, Known, Module, Op, Scalar, Tensor, register_known, register_op
 
 HIDDEN, INTERMEDIATE, VOCAB = 256, 512, 1000
 TOKENS = Dim("tokens", example=8, checks=(1, 37, 1024), max=1024)
@@ -79,6 +80,11 @@ def _rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def silu_mul_reference(a, b, gate_multiplier, down_multiplier):
+    """Liger's formula: silu(a * gate) in float32, cast to b's dtype, times b, then times down."""
+    return (F.silu(a.float() * gate_multiplier).to(b.dtype) * b) * down_multiplier
+
+
 def _duplicated(angles):
     """Hugging Face's cos and sin repeat their left half (cat(freqs, freqs)); Liger reads the left half only."""
     half = angles.shape[-1] // 2
@@ -126,6 +132,14 @@ for _op in (
     Op(name="liger_geglu_mlp", doc="LigerGEGLUMLP: Gemma's MLP, three Linears around Liger's GELU(tanh)-mul kernel",
        shipped=Module(LigerGEGLUMLP, CONFIG, init=_small_weights), reference=geglu_mlp_reference,
        error_scale=geglu_mlp_error_scale, devices=CUDA_ONLY, **HIDDEN_STATES),
+    Op(name="liger_silu_mul", doc="LigerSiLUMulFunction.apply(a, b, gate_multiplier, down_multiplier) on leaf "
+                                  "inputs: the SwiGLU activation function itself, whose backward writes da and db "
+                                  "into the a and b it saved",
+       shipped=LigerSiLUMulFunction.apply, reference=silu_mul_reference,
+       inputs=(Tensor("a", ("tokens", "intermediate")), Tensor("b", ("tokens", "intermediate")),
+               Scalar("gate_multiplier", 1.0, choices=(0.5,)), Scalar("down_multiplier", 1.0, choices=(2.0,))),
+       dims=(TOKENS, Dim("intermediate", example=INTERMEDIATE)), dtypes=DTYPES, differentiable=True,
+       devices=CUDA_ONLY),
     Op(name="liger_rope", doc="liger_rotary_pos_emb(q, k, cos, sin): RoPE of query and key heads",
        shipped=liger_rotary_pos_emb, reference=rope_reference, error_scale=rope_error_scale,
        inputs=(Tensor("q", (2, 4, "seq", 64)), Tensor("k", (2, 2, "seq", 64)),

@@ -1,0 +1,38 @@
+"""An autotuned cell is judged on every config the autotuner may pick, not on the one that won a timing race."""
+
+import triton
+import triton.language as tl
+
+from compat.child.checks import on_every_config
+from compat.evidence.outcomes import Outcome
+
+
+@triton.jit
+def _copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+def test_a_config_that_gives_wrong_values_decides_the_cell_and_is_named():
+    tuner = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_copy)
+    calls = []
+
+    def check(cell):  # stands in for a stage: right unless the autotuner can only pick BLOCK 32
+        calls.append([c.kwargs["BLOCK"] for c in tuner.configs])
+        if [c.kwargs["BLOCK"] for c in tuner.configs] == [32]:
+            return Outcome("mismatch", message="output 0: max abs err 1 > 1e-4 x scale 1")
+        return Outcome("passed")
+
+    result = on_every_config(check, None)
+    assert calls[:1] == [[16, 32]] and [16] in calls and [32] in calls  # as a user's call, then each pinned
+    assert result.kind == "mismatch" and "BLOCK: 32" in result.message
+    assert {k: v for k, v in result.detail["configs"].items() if "BLOCK" in k} == {
+        str(tuner.configs[0]): "passed", str(tuner.configs[1]): "mismatch"}
+    assert [c.kwargs["BLOCK"] for c in tuner.configs] == [16, 32]  # restored
+
+
+def test_a_cell_that_passes_on_every_config_passes_and_says_so():
+    tuner = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=[])(_copy)
+    result = on_every_config(lambda cell: Outcome("passed"), None)
+    assert result.kind == "passed"
+    assert result.detail["configs"][str(tuner.configs[1])] == "passed"
