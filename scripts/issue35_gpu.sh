@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Issue 35's GPU calls: the cells whose outcome the gradient, float64 and autotune-pinning changes can move, run with
+# --compat-accept so the cells nothing recorded yet are fuzzed too (the rows are written here, from the results):
+#   bash scripts/issue35_gpu.sh suite SECONDS     the suite's training stages (eager_backward, compile_backward,
+#                                                 compile_dynamic_backward) on CUDA, with their fuzz tests
+#   bash scripts/issue35_gpu.sh examples SECONDS  Liger-Kernel's and my_kernels' ops (every stage of the new
+#                                                 liger_silu_mul, the training stages of the others), then the
+#                                                 probe stages of axpy_inplace's autotuned styles, every config pinned
+set -u
+part=$1 seconds=$2
+root=$(pwd)
+export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}
+training=eager_backward,compile_backward,compile_dynamic_backward
+if [ "$part" = suite ]; then
+    bash scripts/gpu_run.sh issue35-training "$seconds" --compat-accept --compat-devices=cuda --compat-stages=$training
+else
+    start=$(date +%s)
+    (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-liger-silu-mul $((seconds / 4)) \
+        --compat-accept --compat-kernels=liger_silu_mul)
+    (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-liger-training $((seconds / 4)) \
+        --compat-accept --compat-stages=$training)
+    (cd examples/my_kernels && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-my-kernels-training $((seconds / 6)) \
+        --compat-accept --compat-stages=$training)
+    left=$(( seconds - ($(date +%s) - start) ))
+    bash scripts/gpu_run.sh issue35-axpy-autotune "$left" --compat-accept --compat-devices=cuda \
+        --compat-kernels=axpy_inplace --compat-styles=autotune_raw,autotune_triton_op,autotune_prune_triton_op,autotune_restore_value_triton_op,autotune_reset_to_zero_triton_op,autotune_pre_hook_triton_op,autotune_heuristics_triton_op,heuristics_autotune_triton_op \
+        --compat-stages=eager,compile_eager,compile_aot_eager,compile_inductor,compile_dynamic,compile_cudagraphs,compile_max_autotune,compile_cpp_wrapper,export_static_strict,export_static_nonstrict,flop_count,opcheck -m "not fuzz"
+fi
