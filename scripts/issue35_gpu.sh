@@ -13,7 +13,7 @@ export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}
 training=eager_backward,compile_backward,compile_dynamic_backward
 if [ "$part" = suite ]; then
     bash scripts/gpu_run.sh issue35-training "$seconds" --compat-accept --compat-devices=cuda --compat-stages=$training
-else
+elif [ "$part" = examples ]; then
     start=$(date +%s)
     (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-liger-silu-mul $((seconds / 4)) \
         --compat-accept --compat-kernels=liger_silu_mul)
@@ -25,4 +25,8 @@ else
     bash scripts/gpu_run.sh issue35-axpy-autotune "$left" --compat-accept --compat-devices=cuda \
         --compat-kernels=axpy_inplace --compat-styles=autotune_raw,autotune_triton_op,autotune_prune_triton_op,autotune_restore_value_triton_op,autotune_reset_to_zero_triton_op,autotune_pre_hook_triton_op,autotune_heuristics_triton_op,heuristics_autotune_triton_op \
         --compat-stages=eager,compile_eager,compile_aot_eager,compile_inductor,compile_dynamic,compile_cudagraphs,compile_max_autotune,compile_cpp_wrapper,export_static_strict,export_static_nonstrict,flop_count,opcheck -m "not fuzz"
+fi
+if [ "$part" = rms_norm ]; then  # the suite call's rms_norm fuzz tests again, after a harness fix (compare_gradient)
+    bash scripts/gpu_run.sh issue35-rms-norm-training "$seconds" --compat-accept --compat-devices=cuda \
+        --compat-kernels=rms_norm --compat-stages=$training
 fi

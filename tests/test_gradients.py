@@ -172,6 +172,9 @@ def test_a_gradient_is_held_to_its_scale_and_to_eagers_specials():
     assert not compare_gradient(torch.tensor([1e-9, 2.0, -3.0, 0.0]), ref, "g")["ok"]  # NaN lost
     assert not compare_gradient(ref * torch.tensor([1.0, 1.1, 1.0, 1.0]), ref, "g")["ok"]
     assert not compare_gradient(torch.ones(3), torch.zeros(3), "g")["ok"]
+    nan = torch.full((3,), float("nan"))
+    assert compare_gradient(nan, nan, "g")["ok"]  # NaN where eager has it, and nothing else to measure
+    assert compare_gradient(torch.empty(0), torch.empty(0), "g")["ok"]
 
 
 ACCURATE_GELU = """
