@@ -30,3 +30,8 @@ if [ "$part" = rms_norm ]; then  # the suite call's rms_norm fuzz tests again, a
     bash scripts/gpu_run.sh issue35-rms-norm-training "$seconds" --compat-accept --compat-devices=cuda \
         --compat-kernels=rms_norm --compat-stages=$training
 fi
+if [ "$part" = liger ]; then  # Liger's probe stages that train, and liger_silu_mul's, after the integer-input fix
+    (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-liger-probes "$seconds" \
+        --compat-accept --compat-devices=cuda --compat-kernels=liger_silu_mul,liger_rms_norm,liger_cross_entropy,liger_fused_linear_cross_entropy,liger_swiglu_mlp \
+        --compat-stages=eager,compile_inductor,$training)
+fi

@@ -484,7 +484,8 @@ def backward_through(fn, kernel, args, params: dict, dtype: torch.dtype, embedde
             if isinstance(o, torch.Tensor) and o.requires_grad]
     if outs:  # no output that requires grad: nothing can reach the inputs
         torch.autograd.backward([o for _, o in outs], [cotangent(i, o, dtype) for i, o in outs])
-    return {**{n: a.grad for n, a in leaves.items() if n in wanted}, **{n: p.grad for n, p in params.items()}}
+    # The leaves that can have a gradient: a wanted floating input (an integer one, targets, has none to miss).
+    return {**{n: a.grad for n, a in leaves.items() if a.requires_grad}, **{n: p.grad for n, p in params.items()}}
 
 
 def reference_gradients64(kernel, reference: torch.nn.Module, args, dtype: torch.dtype,
