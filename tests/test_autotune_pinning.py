@@ -1,7 +1,10 @@
 """An autotuned cell is judged on every config the autotuner may pick, not on the one that won a timing race."""
 
+import gc
+
 import triton
 import triton.language as tl
+from triton.runtime.autotuner import Autotuner
 
 from compat.child.checks import on_every_config
 from compat.evidence.outcomes import Outcome
@@ -23,16 +26,29 @@ def test_a_config_that_gives_wrong_values_decides_the_cell_and_is_named():
             return Outcome("mismatch", message="output 0: max abs err 1 > 1e-4 x scale 1")
         return Outcome("passed")
 
-    result = on_every_config(check, None)
+    result = on_every_config(check, None, jit=_copy)
     assert calls[:1] == [[16, 32]] and [16] in calls and [32] in calls  # as a user's call, then each pinned
     assert result.kind == "mismatch" and "BLOCK: 32" in result.message
-    assert {k: v for k, v in result.detail["configs"].items() if "BLOCK" in k} == {
-        str(tuner.configs[0]): "passed", str(tuner.configs[1]): "mismatch"}
+    assert result.detail["configs"] == {str(tuner.configs[0]): "passed", str(tuner.configs[1]): "mismatch"}
     assert [c.kwargs["BLOCK"] for c in tuner.configs] == [16, 32]  # restored
 
 
 def test_a_cell_that_passes_on_every_config_passes_and_says_so():
     tuner = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=[])(_copy)
-    result = on_every_config(lambda cell: Outcome("passed"), None)
+    result = on_every_config(lambda cell: Outcome("passed"), None, jit=_copy)
     assert result.kind == "passed"
     assert result.detail["configs"][str(tuner.configs[1])] == "passed"
+
+
+@triton.jit
+def _other(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+
+
+def test_only_the_kernels_own_autotuners_are_pinned_not_another_librarys():
+    triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_other)
+    calls = []
+    result = on_every_config(lambda cell: calls.append(cell) or Outcome("passed"), None, jit=_copy)
+    own = [t for t in gc.get_objects() if isinstance(t, Autotuner) and t.fn is _copy]
+    assert len(calls) == 1 + sum(len(t.configs) for t in own)  # _other's autotuner is never pinned
+    assert result.kind == "passed"

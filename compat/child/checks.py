@@ -174,18 +174,31 @@ def before_stage(c: "Cell") -> None:
         toolchain.apply()
 
 
-def autotuners() -> list:
-    """Every Autotuner alive in this process (a child builds one style's op: its own)."""
-    return [obj for obj in gc.get_objects() if issubclass(type(obj), Autotuner)]  # issubclass: see fresh_autotuners
+def _innermost(fn):
+    """The Python function under any autotune, heuristics or jit wrapper."""
+    while hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
 
 
-def on_every_config(check, c: "Cell") -> Outcome:
+def autotuners_of(jit) -> list:
+    """The Autotuners alive in this process that tune `jit` (under any wrapper): the style's own, never another
+    library's that its import decorated (Liger-Kernel decorates dozens at import)."""
+    target = _innermost(jit)
+    return [obj for obj in gc.get_objects()  # issubclass: see fresh_autotuners
+            if issubclass(type(obj), Autotuner) and _innermost(obj) is target]
+
+
+def on_every_config(check, c: "Cell", jit=None) -> Outcome:
     """An autotuned op's outcome must not depend on which config wins the benchmark, a timing race whose winner
     differs between GPU models. The check runs as a user's first call does (the autotuner benchmarks and picks),
-    then again with each config of each autotuner pinned (the only one it has: nothing to benchmark); the cell's
-    outcome is the first that is not a pass, naming its config, and detail["configs"] holds every config's."""
+    then again with each config of the kernel's autotuners pinned (the only one it has: nothing to benchmark); the
+    cell's outcome is the first that is not a pass, naming its config, and detail["configs"] holds every config's.
+    `jit`: the kernel whose autotuners count (default: the cell's Kernel's; an op as shipped has none declared, so
+    its own autotuners, if any, keep the winner of the race: its pages say it was not pinned)."""
     result = check(c)
-    tuners = [t for t in autotuners() if len(t.configs) > 1]
+    jit = jit if jit is not None else getattr(KERNELS[c.kernel], "jit", None)
+    tuners = [t for t in autotuners_of(jit) if len(t.configs) > 1] if jit is not None else []
     if not tuners:
         return result
     seen = {}
