@@ -41,7 +41,8 @@ def test_eager_itself_passes_with_every_example_counted():
     outcome = run(reference)
     tally = outcome.detail["tally"]
     assert outcome.kind == "passed", outcome.summary()
-    assert tally["examples"] >= 25 and tally["informative"] > 0 and tally["max_abs_err"] == 0
+    # Errors are measured against the reference run in float64: eager's own is a few float32 units in the last place.
+    assert tally["examples"] >= 25 and tally["informative"] > 0 and 0 < tally["max_rel_err"] < 1e-6
     assert outcome.detail["profile"] == "ci"
 
 

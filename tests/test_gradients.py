@@ -217,3 +217,31 @@ def test_a_first_accept_records_what_the_fuzz_tests_find(project):
     (row,) = rows["fuzz"]["gelu_sigmoid-as_shipped-eager-*-cpu"]
     assert row["outcome"] == "mismatch" and "example" in row
     assert os.environ.get("TRITON_INTERPRET") is None  # nothing here ran under the interpreter
+
+
+def test_where_the_exact_value_overflows_the_dtype_any_non_finite_output_passes_and_a_finite_one_fails():
+    exact = torch.tensor([1e60, -1e60, 1.0], dtype=torch.float64)
+    eager = torch.tensor([float("nan"), float("-inf"), 1.0])  # eager's summation order overflowed to these
+    assert compare_elementwise(torch.tensor([float("inf"), float("nan"), 1.0]), eager, "mm", ref64=exact)["ok"]
+    finite = compare_elementwise(torch.tensor([3e38, float("nan"), 1.0]), eager, "mm", ref64=exact)
+    assert not finite["ok"] and "overflows float32" in finite["why"]
+    assert not compare_elementwise(torch.tensor([float("inf"), float("nan"), float("nan")]), eager, "mm",
+                                   ref64=exact)["ok"]  # NaN where the exact value is 1
+
+
+def test_a_reference_that_writes_into_its_inputs_cannot_widen_the_bound():
+    """An in-place op's reference (y += alpha x) run first in the dtype would hand the float64 run what it wrote, and
+    a float64 result far from eager's would excuse any output: the float64 run goes first, on copies."""
+    from compat.child.checks import compare_call
+    from compat.matrix.cells import parse_cell_id
+
+    cell = parse_cell_id("axpy_inplace-triton_op-eager-float32-cpu_interpret", "test")
+
+    class InPlace(torch.nn.Module):
+        def forward(self, x, y):
+            return (y.add_(2.0 * x),)
+
+    x, y = torch.randn(64, generator=torch.Generator().manual_seed(1)), torch.randn(64)
+    wrong = (2.0 * x,)  # y lost, as reset_to_zero's zeroing loses it
+    (result,) = compare_call(wrong, InPlace(), (x.clone(), y.clone()), "batch", cell)
+    assert not result["ok"] and result["eager_err"] < 1e-5  # float32 rounding, not the write

@@ -8,7 +8,7 @@ them).
 
 The contract, per example: a freshly allocated contiguous input gives eager's values; a view (transposed, sliced,
 strided: non-contiguous, or offset from its storage) gives eager's values or a clear refusal (an error that says
-contiguous, stride or aligned: host TMA refuses a base that is not 16-byte aligned). Anything else is a falsifying
+contiguous, stride, aligned or storage offset: host TMA refuses a base that is not 16-byte aligned). Anything else is a falsifying
 example, printed as the command that reproduces it. Which child fuzzes what is compat.run.session's.
 """
 
@@ -71,8 +71,8 @@ if TYPE_CHECKING:
     from ..matrix.cells import Cell
     from .journal import Journal
 
-# A refusal of a view counts only if it says why.
-REFUSAL = re.compile(r"contiguous|stride|align", re.IGNORECASE)
+# A refusal of a view counts only if it says why (its layout: contiguity, strides, alignment, the storage offset).
+REFUSAL = re.compile(r"contiguous|stride|align|storage.offset", re.IGNORECASE)
 EXPORT_HINT = 4099  # the dynamic dimension's size in the example export traces with: no block multiple, not 0 or 1
 RECOMPILE_LIMIT = 64  # compiled functions meet many ranks and sizes; past the limit they fail, never run eager
 

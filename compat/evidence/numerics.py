@@ -83,14 +83,27 @@ def compare(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str |
     return result
 
 
-def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str) -> str | None:
-    """Where NaN or an infinity is in one and not the other: what the comparison says, or None."""
+def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, t: torch.Tensor | None = None,
+                     dtype: torch.dtype | None = None) -> str | None:
+    """Where NaN or an infinity is in one and not the other: what the comparison says, or None. With the float64
+    result `t`: where the exact value overflows the dtype, eager's inf or NaN there is its summation order's, so the
+    output must be non-finite too, any of NaN and +-inf."""
+    judged = torch.ones_like(o, dtype=torch.bool)
+    if t is not None and dtype is not None:
+        overflow = torch.isfinite(t) & (t.abs() > torch.finfo(dtype).max) & ~torch.isfinite(r)
+        finite_there = overflow & torch.isfinite(o)
+        if finite_there.any():
+            where = finite_there.nonzero()[0].tolist()
+            return (f"{label}: finite where the exact value overflows {str(dtype).removeprefix('torch.')}: "
+                    f"{int(finite_there.sum())} element(s), first at {where}")
+        judged = ~overflow
     for what, o_mask, r_mask in (("NaN", o.isnan(), r.isnan()), ("+inf", o == math.inf, r == math.inf),
                                  ("-inf", o == -math.inf, r == -math.inf)):
-        if not torch.equal(o_mask, r_mask):
-            where = (o_mask != r_mask).nonzero()[0].tolist()
+        differ = (o_mask != r_mask) & judged
+        if differ.any():
+            where = differ.nonzero()[0].tolist()
             return (f"{label}: {what} where eager has none, or missing where eager has it: "
-                    f"{int((o_mask != r_mask).sum())} element(s), first at {where}")
+                    f"{int(differ.sum())} element(s), first at {where}")
     return None
 
 
@@ -103,12 +116,12 @@ def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale:
     if not comparable:
         return result
     o, r = out.detach().double(), ref.detach().double()  # on the output's device: examples reach 1e6 elements
-    differ = _specials_differ(o, r, label)
+    t = ref64.detach().to(r.device) if _usable64(ref, ref64) else r
+    differ = _specials_differ(o, r, label, t if t is not r else None, ref.dtype)
     if differ:
         return {**result, "ok": False, "why": differ}
     finite = torch.isfinite(r)
     tiny = torch.finfo(ref.dtype).tiny
-    t = ref64.detach().to(r.device) if _usable64(ref, ref64) else r
     finite &= torch.isfinite(t)  # where float64 overflows too, eager's mask above already held the output to it
     err = (o - t).abs()[finite]
     eager_err = (r - t).abs()[finite]
@@ -137,7 +150,8 @@ def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_
     if not comparable:
         return result
     o, r = out.detach().double(), ref.detach().double()
-    differ = _specials_differ(o, r, label)
+    exact = ref64.detach().to(r.device) if _usable64(ref, ref64) else None
+    differ = _specials_differ(o, r, label, exact, ref.dtype)
     if differ:
         return {**result, "ok": False, "why": differ}
     finite = torch.isfinite(r)
@@ -145,5 +159,5 @@ def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_
         ok = bool((o[finite] == 0).all())  # (true of no element at all: every one NaN or inf where eager's is)
         return {**result, "ok": ok, "informative": False, "max_abs_err": 0.0, "max_rel_err": 0.0,
                 **({} if ok else {"why": f"{label}: nonzero where eager's gradient is zero"})}
-    exact = ref64.detach()[finite] if _usable64(ref, ref64) else None
-    return {**compare(out.detach()[finite], ref.detach()[finite], label, computed_in, exact), "informative": True}
+    return {**compare(out.detach()[finite], ref.detach()[finite], label, computed_in,
+                      None if exact is None else exact[finite]), "informative": True}

@@ -194,7 +194,8 @@ def in_float64(reference: torch.nn.Module, args) -> tuple | None:
     """The reference model run in float64: its floating parameters, buffers and inputs upcast (the values the cell's
     dtype holds, exactly), its floating outputs as float64. None where the reference cannot run in float64 (code
     that insists on a dtype): the comparison then holds the output to eager's result alone."""
-    upcast = tuple(a.detach().double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    upcast = tuple(a.detach().to(torch.float64, copy=True) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                   else a.clone() if isinstance(a, torch.Tensor) else a for a in args)  # copies: it may write into them
     try:
         if isinstance(reference, torch.nn.Module):
             state = {name: t.detach().double() if t.is_floating_point() else t
