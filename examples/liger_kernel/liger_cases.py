@@ -276,4 +276,13 @@ register_known(
                  "kernel's backward path converts a one-element numpy array to a Python scalar, which numpy refuses "
                  "(the suite's interpreter_matmul_0d_array, in Liger's kernel)",
           rewrite="none under the interpreter before triton 3.7: train on a GPU"),
+    Known("AssertionError", r"raised at torch/_dynamo/variables/higher_order_ops\.py:\d+ in overwrite_tensor_vt_proxy",
+          key="liger_dynamic_training_autograd_function", kernels=("liger_rms_norm", "liger_silu_mul"),
+          stages=("compile_dynamic_backward",),
+          reason="under torch.compile(dynamic=True) with gradients on, Dynamo's handling of the autograd.Function "
+                 "(LigerRMSNormFunction, LigerSiLUMulFunction) fails an assertion without a message in "
+                 "overwrite_tensor_vt_proxy (torch 2.11); the same ops compile and train with static shapes "
+                 "(compile_backward passes) and compile dynamically without gradients (compile_dynamic)",
+          rewrite="train with static shapes (mark_dynamic nothing), or compile the forward only",
+          source="torch 2.11: torch/_dynamo/variables/higher_order_ops.py, overwrite_tensor_vt_proxy"),
 )
