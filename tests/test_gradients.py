@@ -11,6 +11,7 @@ import yaml
 
 from compat.evidence.expectations import cell_view
 from compat.evidence.numerics import compare, compare_elementwise, compare_gradient
+from compat.matrix.contract import Tensor
 
 # A user's triton_op with register_autograd: y = x * x, its backward a Triton kernel of its own (dx = 2 x dy).
 SQUARE = """
@@ -245,3 +246,20 @@ def test_a_reference_that_writes_into_its_inputs_cannot_widen_the_bound():
     wrong = (2.0 * x,)  # y lost, as reset_to_zero's zeroing loses it
     (result,) = compare_call(wrong, InPlace(), (x.clone(), y.clone()), "batch", cell)
     assert not result["ok"] and result["eager_err"] < 1e-5  # float32 rounding, not the write
+
+
+def test_a_declared_tolerance_replaces_the_dtypes_and_tf32_loosens_float32_only():
+    from compat import Op
+    from compat.errors import RegistryError
+    from compat.evidence.numerics import TF32, TOL, declared_tolerance
+
+    base = dict(doc="d", shipped=torch.relu, reference=lambda x: x, inputs=(Tensor("x"),))
+    own = Op(name="t_tol", tolerances={"bfloat16": 0.08}, **base)
+    assert declared_tolerance(own, "bfloat16") == 0.08 and declared_tolerance(own, "float32") is None
+    tf32 = Op(name="t_tf32", tf32=True, **base)
+    assert declared_tolerance(tf32, "float32") == TF32 > TOL["float32"] and declared_tolerance(tf32, "float16") is None
+    ref = torch.ones(8)
+    assert not compare(ref * (1 + 1e-3), ref, "x")["ok"]
+    assert compare(ref * (1 + 1e-3), ref, "x", tol=declared_tolerance(tf32, "float32"))["ok"]
+    with pytest.raises(RegistryError, match="tolerances"):
+        Op(name="t_bad_tol", tolerances={"float64": 0.1}, **base)

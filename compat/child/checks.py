@@ -46,7 +46,7 @@ def check_points(cell: "Cell") -> list:
 
 
 def compare_outputs(got, want, label: str, names: list[str] | None = None, computed_in: str | None = None,
-                    want64=None) -> list[dict]:
+                    want64=None, tol: float | None = None) -> list[dict]:
     """One comparison per output (a model's use of several outputs, a sum, could cancel); `names`: how each output
     is called (its variant and index, compat.matrix.model.output_names); `want64`: the reference's outputs in
     float64 (compat.evidence.numerics says how they judge)."""
@@ -56,10 +56,15 @@ def compare_outputs(got, want, label: str, names: list[str] | None = None, compu
                  "outputs": [len(got), len(want)]}]
     exact = want64 if want64 is not None and len(want64) == len(want) else (None,) * len(want)
     if len(want) == 1:
-        return [numerics.compare(got[0], want[0], label, computed_in, exact[0])]
+        return [numerics.compare(got[0], want[0], label, computed_in, exact[0], tol)]
     names = names if names and len(names) == len(want) else [f"output {i}" for i in range(len(want))]
-    return [numerics.compare(g, w, f"{label}, {n}", computed_in, w64)
+    return [numerics.compare(g, w, f"{label}, {n}", computed_in, w64, tol)
             for n, g, w, w64 in zip(names, got, want, exact, strict=False)]
+
+
+def declared_tolerance(c: "Cell") -> float | None:
+    """The cell's declaration's own tolerance for its dtype, or None (compat.evidence.numerics.declared_tolerance)."""
+    return numerics.declared_tolerance(KERNELS[c.kernel], c.dtype)
 
 
 def expected(reference, args) -> tuple[tuple, tuple | None]:
@@ -73,7 +78,7 @@ def expected(reference, args) -> tuple[tuple, tuple | None]:
 def compare_call(got, reference, args, label: str, cell: "Cell") -> list[dict]:
     """A model's outputs against its reference run on `args` (inputs of its own, never the model's)."""
     want, want64 = expected(reference, args)
-    return compare_outputs(got, want, label, output_names(cell), cell.dtype, want64)
+    return compare_outputs(got, want, label, output_names(cell), cell.dtype, want64, declared_tolerance(cell))
 
 
 def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
@@ -296,7 +301,7 @@ def flop_count(c: "Cell") -> Outcome:
         want64 = workload.in_float64(reference, tuple(t.mul(-0.75) if t.is_floating_point() else t
                                                       for t in inputs(c, point)))
     result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c), c.dtype,
-                                                       want64),
+                                                       want64, declared_tolerance(c)),
                                        {"kernel_flops": kernel_flops, "embedding_flops": embedding})
     if result.kind != "passed":
         return result
@@ -547,7 +552,7 @@ def train(c: "Cell", compiler: dict | None, points: list) -> Outcome:
             want64 = reference_gradients64(kernel, reference, inputs(c, point), dtype) or {}
             label = ", ".join(filter(None, (workload.label(point), several and kernel.variant_label(variant) or "")))
             comparisons += [numerics.compare(got[name], want[name], f"{label}: grad of {name}", c.dtype,
-                                             want64.get(name)) for name in want]
+                                             want64.get(name), declared_tolerance(c)) for name in want]
     result = outcomes.from_comparisons(comparisons)
     for counter in counters:  # proof that each variant's model compiled
         result = proof(c, counter, result)

@@ -60,6 +60,7 @@ from .checks import (
     backward_through,
     before_stage,
     compiled_for,
+    declared_tolerance,
     graph_targets,
     kernel_outputs,
     missing_node,
@@ -143,7 +144,7 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
                 raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
             for label, g, w, scale, w64 in zip(labels, got, outputs, scales, want64, strict=True):
                 result = compare_elementwise(g, w, f"{name} {label}, shape {shape}, {example.layout}", scale,
-                                             cell.dtype, w64)
+                                             cell.dtype, w64, declared_tolerance(cell))
                 if not result["ok"]:
                     raise Falsified(result["why"])
                 results.append(result)
@@ -178,7 +179,8 @@ def _check_gradients(made: list[tuple[str, Callable, Callable]], reference: None
             if g is None:
                 raise Falsified(f"{name}: no gradient reached {input_name}, shape {shape}, {example.layout}")
             result = compare_gradient(g, want[input_name], f"{name} grad of {input_name}, shape {shape}, "
-                                                           f"{example.layout}", cell.dtype, want64.get(input_name))
+                                                           f"{example.layout}", cell.dtype, want64.get(input_name),
+                                      declared_tolerance(cell))
             if not result["ok"]:
                 raise Falsified(result["why"])
             results.append(result)

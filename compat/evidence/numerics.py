@@ -39,11 +39,24 @@ def _usable64(ref: torch.Tensor, ref64) -> bool:
             and ref64.dtype == torch.float64)
 
 
-def _start(out, ref: torch.Tensor, label: str, computed_in: str | None) -> tuple[float, dict[str, Any], bool]:
-    """The tolerance, the result's common fields, and whether out has ref's shape and dtype (if not, the result says
-    so)."""
+TF32 = 5e-3  # float32 run in TF32 (10 significant bits, as float16's 11): the `tf32` allowance of a declaration
+
+
+def declared_tolerance(kernel, dtype: str) -> float | None:
+    """The tolerance a declaration sets for its dtype (`tolerances`, else TF32's for float32 where `tf32`), or None:
+    the dtype's own."""
+    own = dict(getattr(kernel, "tolerances", ()) or ())
+    if dtype in own:
+        return own[dtype]
+    return TF32 if getattr(kernel, "tf32", False) and dtype == "float32" else None
+
+
+def _start(out, ref: torch.Tensor, label: str, computed_in: str | None,
+           tol: float | None = None) -> tuple[float, dict[str, Any], bool]:
+    """The tolerance (`tol`, a declaration's, replaces the dtypes'), the result's common fields, and whether out has
+    ref's shape and dtype (if not, the result says so)."""
     dtype = str(ref.dtype).removeprefix("torch.")
-    tol = max(TOL[dtype], TOL.get(computed_in, 0.0))
+    tol = tol if tol is not None else max(TOL[dtype], TOL.get(computed_in, 0.0))
     result: dict[str, Any] = {"input": label, "dtype": dtype, "tol": tol}
     if isinstance(out, torch.Tensor) and out.shape == ref.shape and out.dtype == ref.dtype:
         return tol, result, True
@@ -53,9 +66,10 @@ def _start(out, ref: torch.Tensor, label: str, computed_in: str | None) -> tuple
 
 
 def compare(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str | None = None,
-            ref64: torch.Tensor | None = None) -> dict[str, Any]:
-    """`ref64`: the reference run in float64 (see the module's docstring); without it, eager's result is the truth."""
-    tol, result, comparable = _start(out, ref, label, computed_in)
+            ref64: torch.Tensor | None = None, tol: float | None = None) -> dict[str, Any]:
+    """`ref64`: the reference run in float64 (see the module's docstring); without it, eager's result is the truth.
+    `tol`: the declaration's tolerance (declared_tolerance), replacing the dtype's."""
+    tol, result, comparable = _start(out, ref, label, computed_in, tol)
     if not comparable:
         return result
     out64, eager = out.detach().double().cpu(), ref.detach().double().cpu()
@@ -108,11 +122,12 @@ def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, t: torch.Tens
 
 
 def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale: torch.Tensor | None = None,
-                        computed_in: str | None = None, ref64: torch.Tensor | None = None) -> dict[str, Any]:
+                        computed_in: str | None = None, ref64: torch.Tensor | None = None,
+                        tol: float | None = None) -> dict[str, Any]:
     """`scale`: what each element's error is measured against, when not |ref| (a dot product errs relative to the
     sum of its terms' magnitudes, however much they cancel). `ref64`: the reference in float64; an element then
     passes within tol x its scale of the float64 value plus EAGER_MULTIPLE x eager's own error there."""
-    tol, result, comparable = _start(out, ref, label, computed_in)
+    tol, result, comparable = _start(out, ref, label, computed_in, tol)
     if not comparable:
         return result
     o, r = out.detach().double(), ref.detach().double()  # on the output's device: examples reach 1e6 elements
@@ -142,11 +157,11 @@ def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale:
 
 
 def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str | None = None,
-                     ref64: torch.Tensor | None = None) -> dict[str, Any]:
+                     ref64: torch.Tensor | None = None, tol: float | None = None) -> dict[str, Any]:
     """A gradient on generated inputs: NaN and +-inf where eager has them (as compare_elementwise), the finite
     elements held together to the gradient's scale (as compare): a gradient sums over what it reaches, so an
     element's error follows its terms' magnitudes, not its own value, which cancellation may bring near zero."""
-    _, result, comparable = _start(out, ref, label, computed_in)
+    _, result, comparable = _start(out, ref, label, computed_in, tol)
     if not comparable:
         return result
     o, r = out.detach().double(), ref.detach().double()
@@ -160,4 +175,4 @@ def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_
         return {**result, "ok": ok, "informative": False, "max_abs_err": 0.0, "max_rel_err": 0.0,
                 **({} if ok else {"why": f"{label}: nonzero where eager's gradient is zero"})}
     return {**compare(out.detach()[finite], ref.detach()[finite], label, computed_in,
-                      None if exact is None else exact[finite]), "informative": True}
+                      None if exact is None else exact[finite], tol), "informative": True}

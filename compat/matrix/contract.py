@@ -242,12 +242,19 @@ class Contract:
     # What each output element's error is measured against in the fuzz tests, when not |eager's value|:
     # error_scale with the reference's parameters -> one tensor per output (a dot product: its terms' magnitudes).
     error_scale: Optional[Callable[..., tuple]] = None
+    # The op's own precision, as OpInfo's toleranceOverride: a relative tolerance per dtype that replaces the dtype's
+    # (compat.evidence.numerics.TOL), say {"bfloat16": 0.08} for a kernel that accumulates in its input's dtype;
+    # `tf32`: float32 matmul-like kernels that run in TF32 on a GPU are held to TF32's precision (10 bits).
+    tolerances: tuple[tuple[str, float], ...] = ()
+    tf32: bool = False
     requires: Callable[[str], Optional[str]] = lambda device: None  # why it cannot run on a device (a skip)
     shapes: Shapes = field(default_factory=Shapes)
     module: str = field(default="", compare=False)  # where it was declared (filled in)
 
     def __post_init__(self):
         object.__setattr__(self, "module", self.module or _declared_in())
+        if isinstance(self.tolerances, dict):  # declared as a dict, kept hashable
+            object.__setattr__(self, "tolerances", tuple(self.tolerances.items()))
         problems = list(self._problems())
         if problems:
             raise RegistryError(f"{self.module}: {self.what} {self.name!r}: " + "; ".join(problems))
@@ -275,6 +282,11 @@ class Contract:
             yield f"mutates {sorted(set(self.mutates) - {t.name for t in self.tensors})}, which are not tensor inputs"
         if not self.outputs and not self.mutates:
             yield "no outputs and nothing mutated: the op would compute nothing visible"
+        tolerances = dict(self.tolerances) if isinstance(self.tolerances, (dict, tuple, list)) else None
+        if tolerances is None or not all(d in FLOAT_DTYPES and isinstance(t, float) and 0 < t < 1
+                                         for d, t in tolerances.items()):
+            yield (f"tolerances {self.tolerances!r} must map dtypes among {', '.join(FLOAT_DTYPES)} to relative "
+                   f"tolerances, floats in (0, 1)")
         yield from self._argument_problems()
         for d in self.dims:
             top = d.max if d.dynamic else d.example
