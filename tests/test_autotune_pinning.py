@@ -49,6 +49,14 @@ def test_only_the_kernels_own_autotuners_are_pinned_not_another_librarys():
     triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_other)
     calls = []
     result = on_every_config(lambda cell: calls.append(cell) or Outcome("passed"), None, jit=_copy)
-    own = [t for t in gc.get_objects() if isinstance(t, Autotuner) and t.fn is _copy]
+    own = [t for t in gc.get_objects() if issubclass(type(t), Autotuner) and t.fn is _copy]
     assert len(calls) == 1 + sum(len(t.configs) for t in own)  # _other's autotuner is never pinned
     assert result.kind == "passed"
+
+
+def test_a_cell_that_fails_unpinned_is_not_run_again():
+    triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_copy)
+    calls = []
+    result = on_every_config(lambda cell: calls.append(cell) or Outcome("failed", "RuntimeError", "0 active drivers"),
+                             None, jit=_copy)
+    assert result.kind == "failed" and len(calls) == 1 and "configs" not in result.detail

@@ -207,7 +207,7 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
     result = check(c)
     jit = jit if jit is not None else getattr(KERNELS[c.kernel], "jit", None)
     tuners = [t for t in autotuners_of(jit) if len(t.configs) > 1] if jit is not None else []
-    if not tuners:
+    if not tuners or result.kind != "passed":  # a cell that fails as a user's call does is already its worst
         return result
     seen = {}
     for tuner in tuners:
