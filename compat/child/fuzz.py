@@ -97,6 +97,14 @@ class Tally:
     refusals: dict[str, str] = field(default_factory=dict)  # per layout: the first refusal's first line
     last: Any = None  # the example being checked: after a failure, the one Hypothesis shrank to
 
+    def refuse(self, name: str, example, exc: Exception) -> None:
+        """A view refused with an error that says why is counted; anything else is raised again (it falsifies)."""
+        if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
+            raise exc
+        self.refused[example.layout] = self.refused.get(example.layout, 0) + 1
+        self.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
+                                                 f"{str(exc).strip().splitlines()[0][:200]}")
+
     def add(self, results: list[dict]) -> None:
         """An example whose every comparison passed."""
         self.examples += 1
@@ -131,12 +139,8 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
         for name, fn in made:
             try:
                 got = fn(*inputs())
-            except Exception as exc:
-                if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
-                    raise
-                tally.refused[example.layout] = tally.refused.get(example.layout, 0) + 1
-                tally.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
-                                                          f"{str(exc).strip().splitlines()[0][:200]}")
+            except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
+                tally.refuse(name, example, exc)
                 continue
             got, outputs = kernel_outputs(got), kernel_outputs(want)
             labels = names if len(names) == len(outputs) else [f"output {i}" for i in range(len(outputs))]
@@ -168,12 +172,8 @@ def _check_gradients(made: list[tuple[str, Callable, Callable]], reference: None
         want64 = reference_gradients64(kernel, ref, inputs(), dtype, embedded=False) or {}
         try:
             got = backward_through(fn, kernel, inputs(), {}, dtype, embedded=False)
-        except Exception as exc:
-            if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
-                raise
-            tally.refused[example.layout] = tally.refused.get(example.layout, 0) + 1
-            tally.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
-                                                      f"{str(exc).strip().splitlines()[0][:200]}")
+        except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
+            tally.refuse(name, example, exc)
             continue
         for input_name, g in got.items():
             if g is None:
