@@ -263,3 +263,13 @@ def test_a_declared_tolerance_replaces_the_dtypes_and_tf32_loosens_float32_only(
     assert compare(ref * (1 + 1e-3), ref, "x", tol=declared_tolerance(tf32, "float32"))["ok"]
     with pytest.raises(RegistryError, match="tolerances"):
         Op(name="t_bad_tol", tolerances={"float64": 0.1}, **base)
+
+
+def test_where_a_declared_error_scale_overflows_the_dtype_the_reference_need_not_show_an_exact_value():
+    """A reference that computes in float32 (matmul's a.float() @ b.float()) overflows in its float64 run too: the
+    error scale (the terms' magnitudes) says where the sum overflowed."""
+    eager = torch.tensor([float("nan"), float("inf"), 2.0])
+    ref64 = eager.double()  # no exact value where float32 overflowed
+    terms = torch.tensor([1e60, 1e60, 2.0], dtype=torch.float64)
+    assert compare_elementwise(torch.tensor([float("inf"), float("nan"), 2.0]), eager, "mm", terms, ref64=ref64)["ok"]
+    assert not compare_elementwise(torch.tensor([1.0, float("nan"), 2.0]), eager, "mm", terms, ref64=ref64)["ok"]

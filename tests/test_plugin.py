@@ -156,7 +156,7 @@ def test_unknown_name_on_the_command_line_lists_valid_names(project):
     result = project.runpytest_subprocess("--compat-stages=export")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-stages: unknown stage name(s) 'export'; valid stage names: eager, "
-                                 "flop_count, opcheck, compile_eager*"])
+                                 "eager_backward, flop_count, opcheck, compile_eager*"])
 
 
 def test_valid_names_that_select_no_cell_are_a_usage_error(project):

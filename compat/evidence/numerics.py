@@ -97,14 +97,14 @@ def compare(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str |
     return result
 
 
-def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, t: torch.Tensor | None = None,
+def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, overflow: torch.Tensor | None = None,
                      dtype: torch.dtype | None = None) -> str | None:
-    """Where NaN or an infinity is in one and not the other: what the comparison says, or None. With the float64
-    result `t`: where the exact value overflows the dtype, eager's inf or NaN there is its summation order's, so the
-    output must be non-finite too, any of NaN and +-inf."""
+    """Where NaN or an infinity is in one and not the other: what the comparison says, or None. `overflow`: the
+    elements whose magnitude (the exact value's, or its terms' where an error scale is declared) overflows the
+    dtype and where eager is not finite: there eager's inf or NaN is its summation order's, so the output must be
+    non-finite too, any of NaN and +-inf."""
     judged = torch.ones_like(o, dtype=torch.bool)
-    if t is not None and dtype is not None:
-        overflow = torch.isfinite(t) & (t.abs() > torch.finfo(dtype).max) & ~torch.isfinite(r)
+    if overflow is not None:
         finite_there = overflow & torch.isfinite(o)
         if finite_there.any():
             where = finite_there.nonzero()[0].tolist()
@@ -121,6 +121,13 @@ def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, t: torch.Tens
     return None
 
 
+def _overflowing(magnitude: torch.Tensor | None, r: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
+    """Where `magnitude` (float64) exceeds the dtype's range and eager is not finite, or None without one."""
+    if magnitude is None:
+        return None
+    return torch.isfinite(magnitude) & (magnitude.abs() > torch.finfo(dtype).max) & ~torch.isfinite(r)
+
+
 def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale: torch.Tensor | None = None,
                         computed_in: str | None = None, ref64: torch.Tensor | None = None,
                         tol: float | None = None) -> dict[str, Any]:
@@ -132,7 +139,10 @@ def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale:
         return result
     o, r = out.detach().double(), ref.detach().double()  # on the output's device: examples reach 1e6 elements
     t = ref64.detach().to(r.device) if _usable64(ref, ref64) else r
-    differ = _specials_differ(o, r, label, t if t is not r else None, ref.dtype)
+    # What overflows: the exact value, or the terms an error scale measures (a reference that computes in float32
+    # overflows in float64 too, and so shows no exact value there).
+    magnitude = scale.to(r) if scale is not None else (t if t is not r else None)
+    differ = _specials_differ(o, r, label, _overflowing(magnitude, r, ref.dtype), ref.dtype)
     if differ:
         return {**result, "ok": False, "why": differ}
     finite = torch.isfinite(r)
@@ -166,7 +176,7 @@ def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_
         return result
     o, r = out.detach().double(), ref.detach().double()
     exact = ref64.detach().to(r.device) if _usable64(ref, ref64) else None
-    differ = _specials_differ(o, r, label, exact, ref.dtype)
+    differ = _specials_differ(o, r, label, _overflowing(exact, r, ref.dtype), ref.dtype)
     if differ:
         return {**result, "ok": False, "why": differ}
     finite = torch.isfinite(r)
