@@ -208,3 +208,19 @@ def test_a_merged_inputs_fuzz_profiles_are_named_once(tmp_path):
     exp_path = tmp_path / "expectations.yaml"
     exp_path.write_text(dump({"schema": 1, "cells": {}}))
     assert results.merge(paths, Expectations.load(exp_path))["options"]["fuzz_profile"] == "ci, thorough"
+
+
+def test_a_merged_file_names_its_runs_as_their_repository_does_from_any_folder(tmp_path, monkeypatch):
+    from compat.evidence import results
+    from compat.evidence.expectations import Expectations, dump
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "results" / "runs").mkdir(parents=True)
+    (repo / "examples" / "mine").mkdir(parents=True)
+    (repo / "results" / "runs" / "a.json").write_text(json.dumps(writeup()))
+    exp_path = tmp_path / "expectations.yaml"
+    exp_path.write_text(dump({"schema": 1, "cells": {}}))
+    monkeypatch.chdir(repo / "examples" / "mine")  # an example repository's folder, as its runs are merged
+    merged = results.merge(["../../results/runs/a.json"], Expectations.load(exp_path))
+    assert [m["path"] for m in merged["options"]["merged_from"]] == ["results/runs/a.json"]

@@ -71,12 +71,20 @@ def stage_families(cells: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return {f: {k: round(v, 1) for k, v in row.items()} for f, row in sorted(families.items())}
 
 
+def _in_repository(path) -> str:
+    """A run's path as its repository names it (relative to the checkout that holds it, whatever folder the merge ran
+    from), so a merged file names its runs the same wherever it was made; a path outside any checkout as given."""
+    resolved = Path(path).resolve()
+    root = next((d for d in resolved.parents if (d / ".git").exists()), None)
+    return str(resolved.relative_to(root)) if root else str(path)
+
+
 def merge(paths: list[str], expectations) -> dict[str, Any]:
     """One document from several partial runs of the same torch and triton (shards, or runs cut short by a time
     limit): each cell as its latest run measured it, its verdict recomputed against `expectations` (said in the
     options, so a reader knows the gate did not see these verdicts live). Cells no longer in the matrix are left out."""
 
-    docs = [(p, load(p)) for p in paths]
+    docs = [(_in_repository(p), load(p)) for p in paths]  # loaded where given, named as its repository names it
     versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
     if len(versions) > 1:
         raise ResultsError(f"cannot merge runs of different torch / triton versions: {sorted(versions)}")
