@@ -270,6 +270,21 @@ def test_where_a_declared_error_scale_overflows_the_dtype_the_reference_need_not
     error scale (the terms' magnitudes) says where the sum overflowed."""
     eager = torch.tensor([float("nan"), float("inf"), 2.0])
     ref64 = eager.double()  # no exact value where float32 overflowed
-    terms = torch.tensor([1e60, 1e60, 2.0], dtype=torch.float64)
+    terms = torch.tensor([1e60, float("inf"), 2.0], dtype=torch.float64)  # a float32 error scale overflows too
     assert compare_elementwise(torch.tensor([float("inf"), float("nan"), 2.0]), eager, "mm", terms, ref64=ref64)["ok"]
     assert not compare_elementwise(torch.tensor([1.0, float("nan"), 2.0]), eager, "mm", terms, ref64=ref64)["ok"]
+
+
+def test_a_reproducer_reruns_a_users_op_from_their_repository(project):
+    """The command a finding prints runs in a child that imports the repository's cases, as the run's children do."""
+    import subprocess
+    import sys
+
+    project.makepyfile(gelu_cases=ACCURATE_GELU)
+    project.makeini("[pytest]\ncompat_cases = gelu_cases\npythonpath = .\n")
+    example = '{"shape":[3,8],"layout":"transposed","seed":1,"scale":1.0,"sign":"mixed","specials":[],' \
+              '"sizes":[["rows",3],["cols",8]]}'
+    out = subprocess.run([sys.executable, "-m", "compat", "fuzz", "gelu_sigmoid-as_shipped-eager-float32-cpu",
+                          "--example", example], cwd=project.path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert out.stdout.rstrip().endswith("gelu_sigmoid-as_shipped-eager-float32-cpu: passed")

@@ -66,15 +66,17 @@ def _ini_settings(where: Path) -> dict[str, list[str]]:
     return {k: v.split() for k, v in parser.items(section)} if section else {}
 
 
-def _repository(where: Path) -> str | None:
+def _repository(where: Path) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
     """Make the directory's own kernels known, as its pytest run would (its compat_cases, importable through its
-    pythonpath); return the expectations file its ini names, if any."""
+    pythonpath); return the expectations file its ini names, if any, and the modules and paths a child needs to know
+    them too."""
     settings = _ini_settings(where)
-    sys.path[:0] = [str(where / p) for p in settings.get("pythonpath", [])]
-    modules = [*settings.get("compat_cases", []), *installed_case_modules()]
-    import_cases(dict.fromkeys(modules), forks=False)  # this process forks nothing
+    paths = tuple(str(where / p) for p in settings.get("pythonpath", []))
+    sys.path[:0] = paths
+    modules = tuple(dict.fromkeys([*settings.get("compat_cases", []), *installed_case_modules()]))
+    import_cases(modules, forks=False)  # this process forks nothing
     named = settings.get("compat_expectations")
-    return str(where / named[0]) if named else None
+    return (str(where / named[0]) if named else None), modules, (*paths, str(where))
 
 
 def _expectations_path(args: argparse.Namespace) -> str:
@@ -219,7 +221,8 @@ def _fuzz(args: argparse.Namespace) -> int:
         raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer") from None
     task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
     with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
-        launcher = Launcher(Path(workdir))
+        # The child imports the repository's cases as a run's children do: a user's reproducer runs their op.
+        launcher = Launcher(Path(workdir), imports=args.repository_cases, paths=args.repository_paths)
         try:
             outcome = launcher.run(task, {"cell": cell.id, **task_args}, workdir=Path(workdir) / "child",
                                    env=child_env(cell), timeout=timeout).outcome(cell.stage, among=("export", cell.stage))
@@ -248,6 +251,6 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "doctor":
         return doctor()
     # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
-    args.repository_expectations = _repository(Path.cwd())
+    args.repository_expectations, args.repository_cases, args.repository_paths = _repository(Path.cwd())
     return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
             "fuzz": _fuzz, "coverage": _coverage, "shard": _shard}[args.command](args)
