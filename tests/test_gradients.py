@@ -288,3 +288,10 @@ def test_a_reproducer_reruns_a_users_op_from_their_repository(project):
                           "--example", example], cwd=project.path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert out.stdout.rstrip().endswith("gelu_sigmoid-as_shipped-eager-float32-cpu: passed")
+
+
+def test_a_comparison_that_breaks_is_a_harness_error_never_a_finding():
+    from compat.errors import HarnessError
+
+    with pytest.raises(HarnessError, match="compat.evidence.numerics.compare_elementwise raised RuntimeError"):
+        compare_elementwise(torch.ones(4), torch.ones(4), "x", scale=torch.ones(3))  # a scale of the wrong shape

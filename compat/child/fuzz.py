@@ -28,7 +28,7 @@ import torch._dynamo.config
 from hypothesis import example as explicit
 from hypothesis import given
 
-from ..errors import DeclarationError
+from ..errors import HarnessError
 from ..evidence import outcomes
 from ..evidence.numerics import compare_elementwise, compare_gradient
 from ..evidence.outcomes import Outcome
@@ -211,8 +211,8 @@ def fuzz(cell: "Cell", made: list, reference: Callable | None, exported: bool, p
     start = time.monotonic()
     try:
         test()
-    except DeclarationError:
-        raise  # the declaration's fault, not the example's: a harness error
+    except HarnessError:
+        raise  # the declaration's fault or the comparison's, not the example's: a harness error
     except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
         outcome = (Outcome("mismatch", numerics=[{"ok": False, "why": str(exc)}]) if isinstance(exc, Falsified)
                    else outcomes.from_exception(exc))

@@ -12,7 +12,7 @@ import resource
 import time
 from typing import Any, Callable
 
-from ..errors import DeclarationError
+from ..errors import HarnessError
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
 
@@ -47,7 +47,8 @@ class Journal:
 
     def run(self, phase: str, fn: Callable[[], Outcome]) -> Outcome:
         """Run one phase; an exception it raises is the phase's `failed` outcome, unless it is the declaration's
-        fault (compat.errors.DeclarationError, anywhere in its chain), which ends the task as a harness error."""
+        fault or the harness's (compat.errors.HarnessError, anywhere in its chain: a DeclarationError, a comparison
+        that broke), which ends the task as a harness error."""
         self.begin(phase)
         try:
             outcome = fn()
@@ -66,11 +67,12 @@ def cpu_seconds() -> float:
     return round(own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime, 3)
 
 
-def declaration_fault(exc: BaseException) -> DeclarationError | None:
-    """The declaration's fault behind an exception: itself, or one a tracer wrapped (Dynamo, Hypothesis)."""
+def declaration_fault(exc: BaseException) -> HarnessError | None:
+    """The declaration's or the harness's fault behind an exception: itself, or one a tracer wrapped (Dynamo,
+    Hypothesis)."""
     seen = set()
     while exc is not None and id(exc) not in seen:
-        if isinstance(exc, DeclarationError):
+        if isinstance(exc, HarnessError):
             return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__

@@ -22,15 +22,31 @@ exactly as accurate as eager passes as before; a wrong kernel's error is the out
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 import torch
 
-from ..errors import DeclarationError
+from ..errors import DeclarationError, HarnessError
 
 TOL = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
 EAGER_MULTIPLE = 2.0  # how much of eager's own error (against float64) an output may add to the dtype's tolerance
+
+
+def _ours(fn):
+    """A comparison that breaks is the harness's fault, never the cell's outcome (a fuzz test's exception is
+    otherwise its finding): raised as a HarnessError naming the comparison."""
+    @functools.wraps(fn)
+    def judged(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except HarnessError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - named as the comparison's fault
+            raise HarnessError(f"compat.evidence.numerics.{fn.__name__} raised {type(exc).__name__}: {exc} (a fault "
+                               f"of the comparison, not the cell's outcome)") from exc
+    return judged
 
 
 def _usable64(ref: torch.Tensor, ref64) -> bool:
@@ -65,6 +81,7 @@ def _start(out, ref: torch.Tensor, label: str, computed_in: str | None,
     return tol, {**result, "ok": False, "why": f"{label}: got {got}, expected {expected}"}, False
 
 
+@_ours
 def compare(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str | None = None,
             ref64: torch.Tensor | None = None, tol: float | None = None) -> dict[str, Any]:
     """`ref64`: the reference run in float64 (see the module's docstring); without it, eager's result is the truth.
@@ -129,6 +146,7 @@ def _overflowing(magnitude: torch.Tensor | None, r: torch.Tensor, dtype: torch.d
     return (magnitude.abs() > torch.finfo(dtype).max) & ~torch.isfinite(r)
 
 
+@_ours
 def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale: torch.Tensor | None = None,
                         computed_in: str | None = None, ref64: torch.Tensor | None = None,
                         tol: float | None = None) -> dict[str, Any]:
@@ -167,6 +185,7 @@ def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale:
     return result
 
 
+@_ours
 def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str | None = None,
                      ref64: torch.Tensor | None = None, tol: float | None = None) -> dict[str, Any]:
     """A gradient on generated inputs: NaN and +-inf where eager has them (as compare_elementwise), the finite
