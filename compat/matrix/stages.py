@@ -114,7 +114,7 @@ class Stage:
         return ("export", *BUILD_PHASES[self.family], *FRESH_PHASES.get(self.family, ()))
 
 
-NOT_VALUES = "the stage checks FLOPs, schemas or gradients, not values"
+NOT_VALUES = "the stage checks FLOPs or schemas, not values"
 
 
 def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
