@@ -6,11 +6,17 @@
 #   bash scripts/issue35_gpu.sh examples SECONDS  Liger-Kernel's and my_kernels' ops (every stage of the new
 #                                                 liger_silu_mul, the training stages of the others), then the
 #                                                 probe stages of axpy_inplace's autotuned styles, every config pinned
+#   bash scripts/issue35_gpu.sh autotune SECONDS  every autotuned style of every kernel, each config pinned: the
+#                                                 stages that run the kernel through its autotuner (not AOTI)
+#   bash scripts/issue35_gpu.sh h100 SECONDS      on an H100: LigerSiLUMulFunction's every stage, Liger's training
+#                                                 stages, then axpy_inplace's autotuned cells as in `autotune`
 set -u
 part=$1 seconds=$2
 root=$(pwd)
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}
 training=eager_backward,compile_backward,compile_dynamic_backward
+autotuned=autotune_raw,autotune_triton_op,autotune_prune_triton_op,autotune_restore_value_triton_op,autotune_reset_to_zero_triton_op,autotune_pre_hook_triton_op,autotune_heuristics_triton_op,heuristics_autotune_triton_op
+at_run_time=eager,$training,flop_count,opcheck,compile_eager,compile_aot_eager,compile_inductor,compile_dynamic,compile_cudagraphs,compile_max_autotune,compile_cpp_wrapper,export_strict,save_load_strict,decompose_strict,export_static_strict,export_nonstrict,save_load_nonstrict,decompose_nonstrict,export_static_nonstrict
 if [ "$part" = suite ]; then
     bash scripts/gpu_run.sh issue35-training "$seconds" --compat-accept --compat-devices=cuda --compat-stages=$training
 elif [ "$part" = examples ]; then
@@ -34,4 +40,18 @@ if [ "$part" = liger ]; then  # Liger's probe stages that train, and liger_silu_
     (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-liger-probes "$seconds" \
         --compat-accept --compat-devices=cuda --compat-kernels=liger_silu_mul,liger_rms_norm,liger_cross_entropy,liger_fused_linear_cross_entropy,liger_swiglu_mlp \
         --compat-stages=eager,compile_inductor,$training)
+fi
+if [ "$part" = autotune ]; then
+    bash scripts/gpu_run.sh issue35-autotune-pinned "$seconds" --compat-accept --compat-devices=cuda \
+        --compat-styles=$autotuned --compat-stages=$at_run_time -m "not fuzz"
+fi
+if [ "$part" = h100 ]; then
+    start=$(date +%s)
+    (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-h100-liger-silu-mul $((seconds / 3)) \
+        --compat-accept --compat-devices=cuda --compat-kernels=liger_silu_mul)
+    (cd examples/liger_kernel && OUT=$OUT bash "$root/scripts/gpu_run.sh" issue35-h100-liger-training $((seconds / 4)) \
+        --compat-accept --compat-devices=cuda --compat-stages=$training)
+    left=$(( seconds - ($(date +%s) - start) ))
+    bash scripts/gpu_run.sh issue35-h100-axpy-autotune-pinned "$left" --compat-accept --compat-devices=cuda \
+        --compat-kernels=axpy_inplace --compat-styles=$autotuned --compat-stages=$at_run_time -m "not fuzz"
 fi

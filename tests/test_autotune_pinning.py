@@ -60,3 +60,18 @@ def test_a_cell_that_fails_unpinned_is_not_run_again():
     result = on_every_config(lambda cell: calls.append(cell) or Outcome("failed", "RuntimeError", "0 active drivers"),
                              None, jit=_copy)
     assert result.kind == "failed" and len(calls) == 1 and "configs" not in result.detail
+
+
+def test_a_build_phase_that_runs_the_program_is_judged_on_every_config():
+    from compat.child.builds import pinned
+    from compat.child.checks import autotuners_of, models
+    from compat.matrix.cells import parse_cell_id
+    from compat.matrix.kernels import KERNELS
+
+    cell = parse_cell_id("silu-autotune_triton_op-export_strict-float32-cpu_interpret", "test")
+    models(cell)  # the style's op and its autotuner, as the build makes them
+    (tuner,) = [t for t in autotuners_of(KERNELS["silu"].jit) if len(t.configs) > 1]
+    seen = []
+    result = pinned(cell, lambda: seen.append(len(tuner.configs)) or Outcome("passed"))()
+    assert seen == [len(tuner.configs)] + [1] * len(tuner.configs)  # as a user's call, then each config alone
+    assert result.kind == "passed" and len(result.detail["configs"]) == len(tuner.configs)
