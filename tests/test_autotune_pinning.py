@@ -2,6 +2,7 @@
 
 import gc
 
+import torch
 import triton
 import triton.language as tl
 from triton.runtime.autotuner import Autotuner
@@ -72,6 +73,28 @@ def test_a_build_phase_that_runs_the_program_is_judged_on_every_config():
     models(cell)  # the style's op and its autotuner, as the build makes them
     (tuner,) = [t for t in autotuners_of(KERNELS["silu"].jit) if len(t.configs) > 1]
     seen = []
-    result = pinned(cell, lambda: seen.append(len(tuner.configs)) or Outcome("passed"))()
+    program = torch.fx.symbolic_trace(torch.nn.ReLU())  # the op's own node: its body launches through the tuner
+    result = pinned(cell, lambda: seen.append(len(tuner.configs)) or Outcome("passed"), lambda: program)()
     assert seen == [len(tuner.configs)] + [1] * len(tuner.configs)  # as a user's call, then each config alone
     assert result.kind == "passed" and len(result.detail["configs"]) == len(tuner.configs)
+
+
+def test_a_traced_raw_launch_is_not_pinned_and_says_so():
+    """The graph of a traced raw launch holds a grid per config it was traced with: pinning one afterwards fails
+    in Inductor's grid code (an AssertionError on the H100), a fault of the pinning, not of the op."""
+    from compat.child.builds import pinned
+    from compat.matrix.cells import parse_cell_id
+
+    cell = parse_cell_id("silu-autotune_raw-export_strict-float32-cpu_interpret", "test")
+    graph = torch.fx.Graph()
+    graph.call_function(_fake_raw_launch, ())
+    calls = []
+    result = pinned(cell, lambda: calls.append(1) or Outcome("passed"), lambda: torch.fx.GraphModule({}, graph))()
+    assert calls == [1] and result.kind == "passed" and result.detail["configs"].startswith("not pinned")
+
+
+def _fake_raw_launch():
+    """Named as the higher-order op Dynamo puts a traced raw launch into."""
+
+
+_fake_raw_launch.__name__ = "triton_kernel_wrapper_mutation"

@@ -17,7 +17,7 @@ from ..matrix.kernels import KERNELS
 from ..matrix.stages import BUILD_PHASES, FRESH_PHASES
 from ..matrix.styles import RAW_MARKER
 from . import artifacts, latency
-from .checks import check_batches, graph_targets, missing_node, models, on_every_config
+from .checks import check_batches, fresh_autotuners, graph_targets, missing_node, models, on_every_config
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
@@ -46,34 +46,54 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
         return
     ep, reference, where = holder["ep"], holder["reference"], Path(workdir)
     ((_, module),) = artifacts.module(ep, where)
-    journal.run("module_run", pinned(cell, lambda: check_batches(module, reference, cell, inference_mode=True)))
+    journal.run("module_run", pinned(cell, lambda: check_batches(module, reference, cell, inference_mode=True),
+                                     lambda: ep.graph_module))
     saved = {}
 
     def save_load() -> Outcome:
         saved.setdefault("module", artifacts.saved(ep, where)[0][1])  # saved once, run on every config
         return check_batches(saved["module"], reference, cell)
 
-    journal.run("save_load", pinned(cell, save_load))
+    journal.run("save_load", pinned(cell, save_load, lambda: ep.graph_module))
+    decompositions = {}  # made once, run on every config
+
+    def decomposed_by(make):
+        if make not in decompositions:
+            decompositions[make] = make()
+        return decompositions[make]
+
     for name, make in artifacts.decompositions(ep):
         def decompose(make=make) -> Outcome:
-            decomposed = make()
+            decomposed = decomposed_by(make)
             targets = graph_targets([decomposed.graph_module])
             # Decomposing a triton_op may replace its node by the kernel's own wrapper node: either proves the kernel.
             return missing_node(cell, [decomposed.graph_module], also=(RAW_MARKER,)) or check_batches(
                 decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))})
 
-        journal.run(name, pinned(cell, decompose))
+        journal.run(name, pinned(cell, decompose, lambda make=make: decomposed_by(make).graph_module))
     for family in libraries:
         filename, compile_library, _ = artifacts.LIBRARIES[family]
         journal.run(BUILD_PHASES[family][0], lambda: Outcome(
             "passed", detail=compile_library(ep, str(where / filename))))
 
 
-def pinned(cell: "Cell", check) -> "Callable[[], Outcome]":
-    """A phase that runs the program in this process launches the kernel through its autotuner at run time, as
-    the probe stages do: judged on every config (checks.on_every_config). An AOTI library holds the one config
-    Inductor picked while compiling; see docs/EVIDENCE.md for why its outcome does not hang on that pick."""
-    return lambda: on_every_config(lambda _: check(), cell)
+def pinned(cell: "Cell", check: Callable[[], Outcome],
+           graph: Callable[[], torch.fx.GraphModule]) -> Callable[[], Outcome]:
+    """A phase that runs an exported program in this process starts as a user's first call does (nothing tuned
+    yet) and, where the kernel is launched through its autotuner at run time (inside an op's body), is judged on
+    every config as the probe stages are (checks.on_every_config). A traced raw launch holds the grid of each
+    config it was traced with, so pinning one afterwards breaks the graph, not the op: that phase runs unpinned
+    and says so. An AOTI library holds the one config Inductor picked while compiling (docs/EVIDENCE.md)."""
+
+    def phase() -> Outcome:
+        fresh_autotuners()
+        if any(RAW_MARKER in target for target in graph_targets([graph()])):
+            result = check()
+            result.detail["configs"] = "not pinned: the traced launch holds the grid of every config"
+            return result
+        return on_every_config(lambda _: check(), cell)
+
+    return phase
 
 
 def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
@@ -89,7 +109,7 @@ def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
     if journal.run("load_fresh", load).kind == "passed":
         module = holder["ep"].module()
         journal.run("run_fresh", pinned(cell, lambda: check_batches(module, holder["reference"], cell,
-                                                                    inference_mode=True)))
+                                                                    inference_mode=True), lambda: holder["ep"].graph_module))
 
 
 def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> None:
