@@ -224,3 +224,18 @@ def test_a_merged_file_names_its_runs_as_their_repository_does_from_any_folder(t
     monkeypatch.chdir(repo / "examples" / "mine")  # an example repository's folder, as its runs are merged
     merged = results.merge(["../../results/runs/a.json"], Expectations.load(exp_path))
     assert [m["path"] for m in merged["options"]["merged_from"]] == ["results/runs/a.json"]
+
+
+def test_merge_refuses_to_replace_an_existing_out_it_was_not_given(tmp_path, capsys):
+    # Found by use: `merge TOP.json.gz RUN` wrote TOP from RUN alone, dropping its 8,341 cells and 1,804 fuzz records.
+    from compat.evidence.expectations import dump
+
+    (tmp_path / "expectations.yaml").write_text(dump({"schema": 1, "cells": {}}))
+    top, run = tmp_path / "top.json", tmp_path / "run.json"
+    top.write_text(json.dumps(writeup()))
+    run.write_text(json.dumps(writeup()))
+    before = top.read_text()
+    common = ["--expectations", str(tmp_path / "expectations.yaml")]
+    assert main(["merge", *common, str(top), str(run)]) == 2
+    assert "not among the RESULTS" in capsys.readouterr().err and top.read_text() == before
+    assert main(["merge", *common, str(top), str(top), str(run)]) == 0  # named among the inputs: added to

@@ -8,7 +8,7 @@ import pytest
 
 from compat.errors import HarnessError
 from compat.run.environment import LIBSTDCXX, crash_remedy
-from compat.run.launcher import MODES, Launcher
+from compat.run.launcher import MODES, ChildResult, Launcher
 
 
 @pytest.fixture(params=MODES)
@@ -123,7 +123,6 @@ def test_libstdcxx_crash_on_aoti_load_gets_the_remedy(tmp_path, monkeypatch):
 
 def _shared(**phases):
     from compat.evidence.outcomes import Outcome
-    from compat.run.launcher import ChildResult
 
     cuda = "CUDA error: an illegal memory access was encountered"  # "cuda_failed": a failure on a CUDA error
     return ChildResult({name: Outcome("failed", "torch.AcceleratorError", cuda) if kind == "cuda_failed"
@@ -172,3 +171,38 @@ def test_a_probe_child_that_ran_one_stage_gives_that_stages_own_outcome_without_
     monkeypatch.setattr(session, "probe", lambda c: _shared(compile_dynamic=kind))
     monkeypatch.setattr(session, "child", lambda *a, **k: pytest.fail("a stage that hung alone was run again"))
     assert session.outcome(cell).kind == kind
+
+
+def _finding(kind: str):
+    from compat.evidence.outcomes import Outcome
+
+    example = {"shape": [1, 512], "layout": "contiguous", "seed": 0, "scale": 1.0, "sign": "negative", "specials": []}
+    return Outcome(kind, detail={"example": example} if kind != "passed" else {})
+
+
+@pytest.mark.parametrize("alone_kind", ["mismatch", "passed"])
+def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_finds_it(tmp_path, monkeypatch,
+                                                                                      alone_kind):
+    from compat.matrix.cells import Cell
+    from compat.run.session import RunSession
+
+    from compat.evidence.outcomes import Outcome
+
+    cell = Cell("silu", "autograd_function", "compile_backward", "float32", "cuda")
+    session = RunSession(tmp_path, [], fuzz_cells=[dataclasses.replace(cell, stage="eager_backward"), cell])
+    monkeypatch.setattr(session, "_shared", lambda *a: ChildResult(
+        {"eager_backward": Outcome("passed"), "compile_backward": _finding("mismatch")}, env={"pid": 1}, ready=True))
+    replayed = []
+
+    def alone(c, task, args, timeout, name=None):
+        replayed.append((args["stages"], args["known"][c.stage][0]))
+        return ChildResult({c.stage: _finding(alone_kind)}, env={"pid": 2}, ready=True)
+
+    monkeypatch.setattr(session, "child", alone)
+    if alone_kind == "passed":  # the earlier stages' state decided it: the harness's fault, never the op's finding
+        with pytest.raises(HarnessError, match="did not reproduce with the stage fuzzed alone"):
+            session.fuzz_outcome(cell)
+    else:
+        assert session.fuzz_outcome(cell).kind == "mismatch"
+    assert replayed == [(["compile_backward"], '{"shape":[1,512],"layout":"contiguous","seed":0,"scale":1.0,'
+                                                '"sign":"negative","specials":[]}')]  # the finding's example first

@@ -177,6 +177,12 @@ def _versions(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and not any(out.resolve() == Path(p).resolve() for p in args.results):
+        # OUT is written from the RESULTS alone: a committed file named only as OUT would lose every record it held
+        raise CompatError(f"OUT {out} exists and is not among the RESULTS: the merge would replace its records with "
+                          f"the RESULTS' alone; name it first among the RESULTS to add to it (merge {out} {out} "
+                          f"RUN...), or remove it first; nothing was written")
     doc = results.merge(args.results, Expectations.load(_expectations_path(args)))
     _writable(Path(args.out), "OUT")
     results.write(args.out, doc)

@@ -24,6 +24,7 @@ from filelock import FileLock
 from ..atomic import write_atomic
 from ..child import cpp, latency
 from ..child.artifacts import LIBRARIES, PACKAGE, PROGRAM
+from ..errors import HarnessError
 from ..evidence.outcomes import Outcome
 from ..matrix.cells import DEVICES, Cell
 from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
@@ -257,9 +258,31 @@ class RunSession:
         died = ("crashed", "timed_out")
         if (shared is not None and shared.kind not in died and not cuda_error(shared)) or (
                 export is not None and export.kind not in died + ("passed",) and not cuda_error(export)):
-            return result.outcome(cell.stage, among=among)
-        task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=self.fuzz_known(cell, [cell.stage]))
-        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(cell.stage, among=among)
+            finding = result.outcome(cell.stage, among=among)
+            if len(stages) == 1 or "example" not in finding.detail:
+                return finding
+            return self._confirmed(cell, finding)
+        return self._alone(cell)
+
+    def _alone(self, cell: Cell, also: list[str] = ()) -> Outcome:
+        """The stage fuzzed in a fresh process of its own, `also` (examples, as JSON) replayed first."""
+        known = self.fuzz_known(cell, [cell.stage])
+        known[cell.stage] = [*also, *known[cell.stage]]
+        task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=known)
+        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(cell.stage, among=("export", cell.stage))
+
+    def _confirmed(self, cell: Cell, finding: Outcome) -> Outcome:
+        """A finding of a shared child is the op's only where the stage alone, in a fresh process, finds it too: the
+        stages fuzzed before it there leave state behind (Liger's SiLUMul gradient was wrong after the other stages
+        on the H100 and right alone, on the same example). Where it does not reproduce alone, the harness is at
+        fault, not the op: a harness error naming both outcomes."""
+        example = json.dumps(finding.detail["example"], separators=(",", ":"))
+        alone = self._alone(cell, also=[example])
+        if alone.kind != "passed":
+            return alone
+        raise HarnessError(f"{cell.id}: the fuzz finding of its shared child ({finding.summary()}; example {example}) "
+                           f"did not reproduce with the stage fuzzed alone in a fresh process (passed): state left "
+                           f"by the stages fuzzed before it decided it")
 
     # ---- end ----
 
