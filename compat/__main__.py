@@ -1,13 +1,15 @@
 """triton-export-compat: which ways of wrapping a Triton kernel for PyTorch survive torch.compile, torch.export
 and AOTInductor, and do they still match eager? Run the matrix, gate it on its expectations, and publish it.
 
-  run [pytest args...]               the matrix and its fuzz tests under pytest-xdist, from any directory (its
-                                     pytest ini and expectations.yaml configure the run); writes a results file
+  run [pytest args...]               the matrix and its fuzz tests under pytest-xdist, from any folder of a
+                                     repository (the pytest ini found upward, as pytest finds it, and its
+                                     compat_cases and expectations configure the run); writes a results file
   report RESULTS.json                the support matrix as Markdown and HTML
   diff OLD.json NEW.json             what changed between two runs, as Markdown (a pull-request comment)
   accept RESULTS.json                record a run's outcomes into the expectations file (as --compat-accept)
   shard --count N --durations R.json N cell lists of about equal recorded seconds, one per CI runner (run each with
                                      --compat-cells, then merge their results)
+  cells [--kernels K ...]            the cell ids a run of that selection would run, one per line
   merge OUT.json RESULTS.json...     one results file from partial runs (shards, runs cut short)
   versions RESULTS.json...           the support matrix across torch versions, from one results file per version
   fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
@@ -70,8 +72,11 @@ def parser(prog: str) -> argparse.ArgumentParser:
     acc = sub.add_parser("accept", help="record the outcomes of a results file into the expectations file")
     acc.add_argument("results", help="a results JSON written by a run")
     acc.add_argument("--expectations", metavar="PATH",
-                     help="the expectations YAML to update (default: the one this directory's pytest ini names, else "
-                          "its expectations.yaml, else the suite's own)")
+                     help="the expectations YAML to update, created if missing (default: the one the repository's "
+                          "pytest ini names, found from here upward as pytest finds it, else the expectations.yaml "
+                          "beside that ini)")
+    acc.add_argument("--overwrite-read-only", action="store_true",
+                     help="replace the expectations file even where it is read-only (0444); refused otherwise")
     sha = sub.add_parser("shard", help="split the matrix into N cell lists of about equal recorded seconds",
                          description="Each shared child's cells stay together; the longest go first to the lightest "
                                      "shard. Run shard i with `run -- --compat-cells DIR/shard-i-of-N.txt`, then "
@@ -80,9 +85,13 @@ def parser(prog: str) -> argparse.ArgumentParser:
     sha.add_argument("--durations", required=True, metavar="RESULTS.json",
                      help="a results file of the same matrix, whose recorded seconds balance the shards")
     sha.add_argument("--out-dir", default=SHARDS_DIR, metavar="DIR", help=f"where the lists go (default: {SHARDS_DIR})")
-    for axis in AXES:
-        sha.add_argument(f"--{axis}s", metavar="NAMES",
-                         help=f"comma-separated {axis} names to shard (default: the pytest ini's compat_{axis}s, else all)")
+    cel = sub.add_parser("cells", help="print the cell ids a run of this selection would run, one per line",
+                         description="The repository's cells (its pytest ini's compat_cases), as `run` selects them; "
+                                     "a list for --compat-cells, or to count before a run.")
+    for parser, verb in ((sha, "shard"), (cel, "list")):
+        for axis in AXES:
+            parser.add_argument(f"--{axis}s", metavar="NAMES", help=f"comma-separated {axis} names to {verb} "
+                                                                    f"(default: the pytest ini's compat_{axis}s, else all)")
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
     mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
     mer.add_argument("results", nargs="+", metavar="RESULTS.json",

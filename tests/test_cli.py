@@ -31,9 +31,10 @@ def test_run_writes_to_the_users_runs_folder_never_the_committed_results(monkeyp
     seen = []
     monkeypatch.setattr(real_pytest, "main", lambda args: seen.append(args) or 0)
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\ncompat_cases = compat.matrix.kernels\n")
     assert cli.main(["run"]) == 0
     (results,) = [a for a in seen[0] if a.startswith("--compat-results=")]
-    assert results.startswith(f"--compat-results={cli.RUNS_DIR}/torch-") and "results/" not in results.split("=")[1][:8]
+    assert results.startswith(f"--compat-results={tmp_path / cli.RUNS_DIR}/torch-")
     assert cli.main(["run", "--results", "results/mine.json"]) == 0  # the committed folder only when named
     assert "--compat-results=results/mine.json" in seen[1]
 
@@ -101,7 +102,8 @@ def test_shard_takes_the_directorys_own_selection_and_refuses_a_count_it_cannot_
     from .projects import write_results
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pytest.ini").write_text("[pytest]\ncompat_kernels = silu\ncompat_styles = raw_jit,triton_op\n"
+    (tmp_path / "pytest.ini").write_text("[pytest]\ncompat_cases = compat.matrix.kernels\ncompat_kernels = silu\n"
+                                         "compat_styles = raw_jit,triton_op\n"
                                          "compat_devices = cuda\n")
     write_results(tmp_path / "r.json", {"silu-triton_op-eager-float32-cuda": 60.0})
     assert cli.main(["shard", "--count", "2", "--durations", "r.json"]) == 0
@@ -110,3 +112,80 @@ def test_shard_takes_the_directorys_own_selection_and_refuses_a_count_it_cannot_
     assert sorted(lists[0] + lists[1]) == sorted(c.id for c in want) and all(lists)
     assert cli.main(["shard", "--count", "999", "--durations", "r.json", "--out-dir", "other"]) == 2
     assert "between 1 and" in capsys.readouterr().err and not (tmp_path / "other").exists()
+
+
+@pytest.fixture
+def repository(tmp_path, monkeypatch):
+    """A user's repository: its pytest ini in pyproject.toml names its cases and expectations; a tests/ folder."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ncompat_cases = ["compat.matrix.kernels"]\n'
+                                         'compat_expectations = "gate.yaml"\ncompat_kernels = "silu"\n')
+    (tmp_path / "elsewhere").mkdir()
+    return repo
+
+
+def test_run_from_a_subfolder_gates_the_repository_and_refuses_a_folder_of_no_repository(repository, monkeypatch,
+                                                                                          capsys):
+    import pytest as real_pytest
+
+    seen = []
+    monkeypatch.setattr(real_pytest, "main", lambda args: seen.append(args) or 0)
+    monkeypatch.chdir(repository / "tests")
+    assert cli.main(["run"]) == 0
+    args = seen[0]
+    assert args[args.index("-c") + 1] == str(repository / "pyproject.toml")
+    assert args[args.index("--rootdir") + 1] == str(repository)
+    assert f"configuration: {repository / 'pyproject.toml'}" in capsys.readouterr().out
+    monkeypatch.chdir(repository.parent / "elsewhere")  # no ini up to the root: it would gate the suite's kernels
+    assert cli.main(["run"]) == 2 and len(seen) == 1
+    assert "no pytest configuration" in capsys.readouterr().err
+    assert cli.main(["run", "--compat-kernels=silu"]) == 0  # unless the suite's kernels are named
+
+
+def test_accept_cells_coverage_and_shard_find_the_repository_from_a_subfolder_or_refuse(repository, monkeypatch,
+                                                                                         tmp_path, capsys):
+    results = write(tmp_path, "r.json", writeup())
+    monkeypatch.chdir(repository / "tests")
+    assert cli.main(["accept", results]) == 0  # the ini's compat_expectations, created as a run's accept creates it
+    assert (repository / "gate.yaml").is_file() and not (repository / "tests" / "gate.yaml").exists()
+    capsys.readouterr()
+    assert cli.main(["cells", "--stages=eager", "--devices=cuda", "--styles=triton_op"]) == 0
+    assert capsys.readouterr().out.split() == [f"silu-triton_op-eager-{d}-cuda" for d in ("float32", "float16",
+                                                                                           "bfloat16")]
+    monkeypatch.chdir(repository.parent / "elsewhere")
+    for command in (["accept", results], ["cells"], ["coverage", "compat"],
+                    ["shard", "--count", "1", "--durations", results]):
+        assert cli.main(command) == 2, command
+        assert "no pytest configuration" in capsys.readouterr().err
+    assert cli.main(["accept", results, "--expectations", "new.yaml"]) == 0  # a file named: created
+    assert (repository.parent / "elsewhere" / "new.yaml").is_file()
+
+
+def test_a_stale_compat_kernels_in_the_ini_is_a_usage_error_naming_it(repository, monkeypatch, capsys):
+    (repository / "pyproject.toml").write_text('[tool.pytest.ini_options]\ncompat_cases = ["compat.matrix.kernels"]\n'
+                                               'compat_kernels = "silu,renamed_kernel"\n')
+    monkeypatch.chdir(repository)
+    assert cli.main(["cells"]) == 2
+    err = capsys.readouterr().err
+    assert "compat_kernels in" in err and "pyproject.toml" in err and "'renamed_kernel'" in err
+
+
+def test_accept_refuses_a_read_only_file_writes_through_a_symlink_and_keeps_modes(repository, monkeypatch, tmp_path,
+                                                                                  capsys):
+    from .docs_fixtures import cell, doc
+
+    results = write(tmp_path, "r.json", doc([cell("eager", "timed_out", dtype="float32")]))  # no row says so
+    monkeypatch.chdir(repository)
+    target = tmp_path / "shared" / "gate.yaml"
+    target.parent.mkdir()
+    target.write_text("schema: 1\ncells: {}\n")
+    (repository / "gate.yaml").symlink_to(target)
+    assert cli.main(["accept", results]) == 0
+    assert (repository / "gate.yaml").is_symlink() and "silu-" in target.read_text()  # the target got the rows
+    target.chmod(0o444)
+    before = target.read_text()
+    assert cli.main(["accept", results]) == 2 and "read-only" in capsys.readouterr().err
+    assert target.read_text() == before
+    assert cli.main(["accept", results, "--overwrite-read-only"]) == 0
+    assert target.stat().st_mode & 0o777 == 0o444

@@ -468,3 +468,28 @@ def test_shards_balanced_by_recorded_seconds_merge_into_the_results_of_one_run(p
 
     assert outcomes("merged.json") == outcomes("whole.json")
     assert len(outcomes("whole.json")["fuzz"]) == 2
+
+
+def test_an_accept_that_cannot_write_its_file_at_the_end_keeps_the_run_and_exits_3(mine):
+    # Writable when the run began (checked), not at the end: the results come first and the error names the file.
+    mine.makeconftest('pytest_plugins = ("compat.plugin",)\nimport compat.run.controller as c\n\n'
+                      'def _refused(*args, **kwargs):\n    raise PermissionError(1, "Operation not permitted")\n\n'
+                      'c.accept = _refused\n')
+    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept",
+                                       "--compat-results=r.json")
+    assert result.ret == 3
+    result.stdout.fnmatch_lines(["ERROR --compat-accept: cannot write *expectations.yaml (*Operation not permitted)*"
+                                 "the results are in r.json*"])
+    assert json.loads((mine.path / "r.json").read_text())["cells"][0]["id"] == MINE
+
+
+def test_a_read_only_expectations_file_stops_an_accept_before_any_cell_unless_allowed(mine):
+    exp = mine.path / "expectations.yaml"
+    exp.write_text("schema: 1\ncells: {}\n")
+    exp.chmod(0o444)
+    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept")
+    assert result.ret == 4 and "read-only" in result.stderr.str() and "no cell was run" in result.stderr.str()
+    allowed = mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept",
+                                        "--compat-overwrite-read-only")
+    allowed.assert_outcomes(passed=1)
+    assert MINE.replace("float32", "*") in exp.read_text() and exp.stat().st_mode & 0o777 == 0o444  # its mode kept

@@ -350,7 +350,7 @@ def opcheck(c: "Cell") -> Outcome:
             if getattr(spec, "differentiable", False) and isinstance(a, torch.Tensor) and a.is_floating_point():
                 a.requires_grad_(gradients and spec.name not in kernel.mutates)
         label = kernel.variant_label(variant) or "defaults"
-        detail[label] = {k: str(v) for k, v in torch.library.opcheck(op, args).items()}
+        detail[label] = {k: str(v) for k, v in torch.library.opcheck(op, *kernel.by_keyword(args)).items()}
     return Outcome("passed", detail={"opcheck": detail if len(detail) > 1 else next(iter(detail.values()))})
 
 

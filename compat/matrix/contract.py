@@ -30,7 +30,7 @@ import torch
 import triton
 from torch._library.infer_schema import infer_schema
 
-from ..errors import RegistryError
+from ..errors import DeclarationError, RegistryError
 
 # Why a style or stage that needs a feature of the entry (`features()`) does not apply to an entry without it.
 MISSING_FEATURE = {"backward": "the kernel declares no backward kernel",
@@ -90,16 +90,41 @@ class Tensor:
     """A tensor argument. `dims`: its shape as dimension names (or fixed ints); None: any shape (an elementwise op,
     whose fuzz tests draw ranks 1 to 3). `dtype`: None for the cell's dtype, else fixed (say "int64" indices).
     `values`: an integer tensor's range [low, high), each bound an int or a dim's name (targets of a vocabulary).
-    `optional`: the argument admits None (schema `Tensor?`); every stage runs it both passed and None."""
+    `optional`: the argument admits None (schema `Tensor?`); every stage runs it both passed and None.
+    `passed=False`: every stage passes None only (an optional input your users leave out).
+    `domain`: where a float tensor's values must lie, for the matrix's inputs and the fuzz tests' alike:
+    "positive", "negative", "unit_interval" (0, 1), or (low, high); such a tensor gets no special values.
+    `keyword`: passed by keyword (`f(q, k, v, initial_state=s)`), as users call it."""
     name: str
     dims: Optional[tuple[Union[str, int], ...]] = None
     dtype: Optional[str] = None
     differentiable: bool = True
     optional: bool = False
     values: Optional[tuple[Union[int, str], Union[int, str]]] = None
+    passed: bool = True
+    domain: Union[str, tuple[float, float], None] = None
+    keyword: bool = False
 
     def choices(self) -> tuple:
+        if not self.passed:
+            return (None,)
         return (GIVEN, None) if self.optional else (GIVEN,)
+
+    def domain_problem(self) -> Optional[str]:
+        if self.domain is None:
+            return None
+        if self.dtype is not None and not getattr(torch, self.dtype).is_floating_point:
+            return f"input {self.name!r}: a domain is for float tensors; an integer one declares values=(low, high)"
+        if isinstance(self.domain, tuple) and len(self.domain) == 2 and all(
+                isinstance(b, (int, float)) for b in self.domain) and self.domain[0] < self.domain[1]:
+            return None
+        if self.domain in DOMAINS:
+            return None
+        return f"input {self.name!r}: domain {self.domain!r} is none of {', '.join(DOMAINS)}, nor a (low, high) pair"
+
+
+# Where a float input's values lie, from a standard normal draw v: the matrix's inputs and the fuzz tests' alike.
+DOMAINS = ("positive", "negative", "unit_interval")
 
 
 @dataclass(frozen=True)
@@ -107,12 +132,22 @@ class Scalar:
     """A scalar argument: int, float, bool or str (a string constexpr, say the matmul tutorial's ACTIVATION).
     `default`: the value every stage passes unless `choices` names others: then every stage runs each of them (a
     kernel's other branches), the default first. `type` is inferred from the default unless given; `optional` admits
-    None (schema `float?`)."""
+    None (schema `float?`). Give what follows the default by keyword: Scalar("g", 1.0, choices=(0.5,))."""
     name: str
     default: Union[int, float, bool, str, None]
     type: Optional[type] = None
     optional: bool = False
     choices: tuple = ()
+    keyword: bool = False  # passed by keyword, as users call it (`output_final_state=True`)
+
+    def __post_init__(self):
+        if self.type is not None and not isinstance(self.type, type):
+            raise DeclarationError(f"Scalar({self.name!r}, ...) declared in {_declared_in()}: type={self.type!r} "
+                                   f"is not a type (int, float, bool or str); choices go by keyword: "
+                                   f"Scalar({self.name!r}, {self.default!r}, choices=(...))")
+        if not isinstance(self.choices, tuple):
+            raise DeclarationError(f"Scalar({self.name!r}, ...) declared in {_declared_in()}: choices="
+                                   f"{self.choices!r} must be a tuple of values")
 
     @property
     def kind(self) -> type:
@@ -125,19 +160,21 @@ class Scalar:
 class OneOf:
     """An argument that takes one of several kinds, as `Union[int, Tensor]` (flash-attention's `seqlen_offsets`):
     each alternative a Scalar or a Tensor named as the argument. Every stage runs each alternative; no torch.library
-    schema declares a union, so the suite's styles that register an op do not apply to a kernel with one."""
+    schema declares a union, so the suite's styles that register an op do not apply to a kernel with one.
+    `keyword`: passed by keyword, as users call it."""
 
-    def __init__(self, name: str, *alternatives):
-        self.name, self.alternatives = name, alternatives
+    def __init__(self, name: str, *alternatives, keyword: bool = False):
+        self.name, self.alternatives, self.keyword = name, alternatives, keyword
 
     def __repr__(self) -> str:
         return f"OneOf({self.name!r}, {', '.join(map(repr, self.alternatives))})"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, OneOf) and (self.name, self.alternatives) == (other.name, other.alternatives)
+        return isinstance(other, OneOf) and (self.name, self.alternatives, self.keyword) == (
+            other.name, other.alternatives, other.keyword)
 
     def __hash__(self) -> int:
-        return hash((self.name, self.alternatives))
+        return hash((self.name, self.alternatives, self.keyword))
 
     @property
     def tensor(self) -> Optional[Tensor]:
@@ -313,6 +350,8 @@ class Contract:
                     unknown += [v for v in spec.values or () if isinstance(v, str) and v not in dims]
                     if unknown:
                         yield f"input {spec.name!r} names undeclared dims {unknown}; declared: {sorted(dims)}"
+                if isinstance(spec, Tensor) and spec.domain_problem():
+                    yield spec.domain_problem()
                 if isinstance(spec, Scalar):
                     if spec.kind not in SCALAR_KINDS:
                         yield f"scalar {spec.name!r}: type {spec.kind.__name__} is none of int, float, bool, str"
@@ -333,7 +372,7 @@ class Contract:
     def tensors(self) -> tuple[Tensor, ...]:
         """Every tensor the model takes: the tensor inputs, and the tensor alternative of each OneOf."""
         return tuple(t for a in self.inputs for t in ([a.tensor] if isinstance(a, OneOf) else [a])
-                     if isinstance(t, Tensor))
+                     if isinstance(t, Tensor) and t.passed)
 
     @property
     def any_shape(self) -> bool:
@@ -384,10 +423,16 @@ class Contract:
         call.__name__ = call.__qualname__ = getattr(fn, "__name__", self.name)
         return call
 
+    def by_keyword(self, args) -> tuple[list, dict[str, Any]]:
+        """Arguments in declaration order as a call passes them: positional, then those declared `keyword`."""
+        pairs = list(zip(self.inputs, args, strict=False))
+        return [arg for a, arg in pairs if not a.keyword], {a.name: arg for a, arg in pairs if a.keyword}
+
     def call(self, fn: Callable, *args) -> tuple:
         """fn(*args) as a tuple of the op's declared outputs (a kernel's launch returns the tensors it saves for
         backward after them); an op that only writes into its inputs gives those inputs."""
-        result = fn(*args)
+        positional, keywords = self.by_keyword(args)
+        result = fn(*positional, **keywords)
         if not self.outputs:
             return tuple(arg for a, arg in zip(self.inputs, args, strict=False) if a.name in self.mutates)
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)

@@ -259,17 +259,34 @@ def integer_range(spec: Tensor, sizes: dict[str, int]) -> tuple[int, int]:
     return tuple(sizes[b] if isinstance(b, str) else b for b in spec.values or INTEGER_VALUES)
 
 
+def in_domain(values: torch.Tensor, domain) -> torch.Tensor:
+    """Float64 draws moved into a tensor's declared domain (Tensor.domain): the sign for a half line, a sigmoid for
+    an interval (open: its ends are not values a caller passes)."""
+    if domain is None:
+        return values
+    if domain == "positive":
+        return values.abs()
+    if domain == "negative":
+        return -values.abs()
+    low, high = (0.0, 1.0) if domain == "unit_interval" else domain
+    return low + (high - low) * torch.sigmoid(values)
+
+
+def bounded(domain) -> bool:
+    return domain is not None and domain not in ("positive", "negative")
+
+
 def make_inputs(kernel: "Kernel", sizes: dict[str, int], dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     """The op embedding's inputs at `sizes` (dimension name -> size): standard normal values from a seed that
-    depends on the sizes, in the cell's dtype unless the tensor declares its own (an integer one: uniform in its
-    range)."""
+    depends on the sizes, moved into the tensor's declared domain, in the cell's dtype unless the tensor declares
+    its own (an integer one: uniform in its range)."""
     seed = SEED + sum(sizes.values())
     out = []
     for i, spec in enumerate(kernel.tensors):
         gen = torch.Generator().manual_seed(seed + i)
         kind = getattr(torch, spec.dtype or dtype)
         if kind.is_floating_point:
-            t = torch.randn(shape_of(spec, sizes), generator=gen, dtype=torch.float64)
+            t = in_domain(torch.randn(shape_of(spec, sizes), generator=gen, dtype=torch.float64), spec.domain)
         else:
             t = torch.randint(*integer_range(spec, sizes), shape_of(spec, sizes), generator=gen)
         out.append(t.to(device=torch_device(device), dtype=kind))
@@ -297,17 +314,18 @@ def points(kernel: "Kernel") -> list:
     return list(CHECK_BATCHES) if batched(kernel) else check_points(kernel)
 
 
-def _hidden(batch: int, dtype: str, device: str) -> torch.Tensor:
-    """An any-shape op's own input: what the sandwich would hand it."""
+def _hidden(batch: int, dtype: str, device: str, domain=None) -> torch.Tensor:
+    """An any-shape op's own input: what the sandwich would hand it, in the input's declared domain."""
     gen = torch.Generator().manual_seed(SEED + batch)
-    return torch.randn(batch, HIDDEN, generator=gen).to(device=torch_device(device), dtype=getattr(torch, dtype))
+    values = in_domain(torch.randn(batch, HIDDEN, generator=gen), domain)
+    return values.to(device=torch_device(device), dtype=getattr(torch, dtype))
 
 
 def inputs_at(kernel: "Kernel", point, dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     if kernel.embedding == "sandwich":
         return (make_input(point, dtype, device),)
     if kernel.any_shape:
-        return (_hidden(point, dtype, device),)
+        return (_hidden(point, dtype, device, kernel.tensors[0].domain),)
     return make_inputs(kernel, point, dtype, device)
 
 

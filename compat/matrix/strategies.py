@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from ..errors import CompatError
-from .model import integer_range, shape_of, torch_device
+from .model import bounded, in_domain, integer_range, shape_of, torch_device
 
 # The element budget of one example, and the top of an exported artifact's dynamic range: the device's
 # `fuzz_elements` (compat.matrix.cells), this by default.
@@ -73,13 +73,17 @@ def _special(kind: str, dtype: torch.dtype) -> float:
 
 
 def _values(shape: tuple[int, ...], seed: int, example: Example, t: torch.dtype,
-            specials: tuple = ()) -> torch.Tensor:
+            specials: tuple = (), domain=None) -> torch.Tensor:
+    """The example's values: standard normal times its scale, of its sign, then in the tensor's declared domain (an
+    interval's from the unscaled draw: a sigmoid of 1e30 is its end, no value a caller passes); `specials` only
+    where no domain is declared (NaN, inf and the others lie outside every domain)."""
     numel = math.prod(shape)
     gen = torch.Generator().manual_seed(seed)
     values = torch.randn(numel, generator=gen, dtype=torch.float64) * example.scale
     if example.sign != "mixed":
         values = values.abs() * (-1.0 if example.sign == "negative" else 1.0)
-    for index, kind in specials if numel else ():
+    values = in_domain(values / example.scale if bounded(domain) else values, domain)
+    for index, kind in specials if numel and domain is None else ():
         values[index % numel] = _special(kind, t)
     return values.to(t).reshape(shape)
 
@@ -110,9 +114,9 @@ def _admits(layout: str, shape: tuple[int, ...]) -> bool:
     return layout != "transposed" or len(shape) >= 2
 
 
-def materialize(example: Example, dtype: str, device: str) -> torch.Tensor:
+def materialize(example: Example, dtype: str, device: str, domain=None) -> torch.Tensor:
     """The example's tensor (an any-shape kernel's), in its layout, on the device's torch device."""
-    values = _values(example.shape, example.seed, example, getattr(torch, dtype), example.specials)
+    values = _values(example.shape, example.seed, example, getattr(torch, dtype), example.specials, domain)
     return _laid_out(values, example.layout, device)
 
 
@@ -120,12 +124,12 @@ def materialize_inputs(kernel, example: Example, dtype: str, device: str) -> tup
     """Every tensor the op-level artifact takes: an any-shape kernel's one, or each declared tensor at the example's
     sizes, in the example's layout where its rank admits it (specials go to the first)."""
     if kernel.any_shape:
-        return (materialize(example, dtype, device),)
+        return (materialize(example, dtype, device, kernel.tensors[0].domain),)
     sizes, out = dict(example.sizes), []
     for i, spec in enumerate(kernel.tensors):
         shape, kind = shape_of(spec, sizes), getattr(torch, spec.dtype or dtype)
         if kind.is_floating_point:
-            values = _values(shape, example.seed + i, example, kind, example.specials if i == 0 else ())
+            values = _values(shape, example.seed + i, example, kind, example.specials if i == 0 else (), spec.domain)
         else:  # indices, targets: uniform in the declared range, whatever the example's scale
             gen = torch.Generator().manual_seed(example.seed + i)
             values = torch.randint(*integer_range(spec, sizes), shape, generator=gen).to(kind)

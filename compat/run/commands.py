@@ -18,7 +18,7 @@ from ..atomic import check_writable, write_atomic
 from ..errors import CompatError
 from ..evidence import diff, results, versions
 from ..evidence.baseline import neighbours
-from ..evidence.expectations import Expectations, Run, accept, measured_on
+from ..evidence.expectations import Expectations, Run, accept, dump, measured_on
 from ..evidence.outcomes import Outcome
 from ..matrix.cases import import_cases, installed_case_modules
 from ..matrix.cells import check_names, gated_kernels, in_matrix, matrix, parse_cell_id
@@ -41,20 +41,22 @@ OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
 
 INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+INI_SECTIONS = {"pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
 
 
 def _ini_file(where: Path) -> Path | None:
-    """The pytest configuration of the directory the run starts from (its compat_cases, its expectations)."""
-    for name in INI_FILES:
-        path = where / name
-        if path.is_file() and (name.startswith(("pytest", ".pytest")) or "pytest" in path.read_text(errors="replace")):
-            return path
+    """The pytest configuration a run from `where` uses, found as pytest finds it: the first folder from `where`
+    upward holding a pytest.ini, or a pyproject.toml, tox.ini or setup.cfg with pytest's section."""
+    for folder in (where, *where.parents):
+        for name in INI_FILES:
+            path = folder / name
+            if path.is_file() and (name not in INI_SECTIONS or INI_SECTIONS[name] in path.read_text(errors="replace")):
+                return path
     return None
 
 
-def _ini_settings(where: Path) -> dict[str, list[str]]:
-    """compat_cases, compat_expectations and pythonpath from the pytest configuration of `where`."""
-    ini = _ini_file(where)
+def _ini_settings(ini: Path | None) -> dict[str, list[str]]:
+    """The pytest settings of `ini` (compat_cases, compat_expectations, pythonpath, ...), each a list of strings."""
     if ini is None:
         return {}
     if ini.name == "pyproject.toml":
@@ -66,34 +68,57 @@ def _ini_settings(where: Path) -> dict[str, list[str]]:
     return {k: v.split() for k, v in parser.items(section)} if section else {}
 
 
+def _gating_ini(where: Path, command: str, way_out: str) -> Path:
+    """The ini of the repository a command gates: one whose compat_cases (or an installed package's entry point)
+    declare kernels. Without one the command would gate the suite's own kernels, or write the suite's own
+    expectations, from a folder that is not the suite's: a usage error that says so, never a green run of the
+    wrong repository."""
+    ini = _ini_file(where)
+    if _ini_settings(ini).get("compat_cases") or installed_case_modules():
+        return ini
+    found = f"{ini} has no compat_cases" if ini else "no pytest configuration (pytest.ini, pyproject.toml, ...)"
+    raise CompatError(f"{command}: {found} from {where} upward, so there is no repository of yours to gate here and "
+                      f"it would use the suite's own kernels and expectations; run it from your repository (whose "
+                      f"pytest ini names compat_cases = yourpkg.compat_cases), or {way_out}")
+
+
 def _repository(where: Path) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
-    """Make the directory's own kernels known, as its pytest run would (its compat_cases, importable through its
-    pythonpath); return the expectations file its ini names, if any, and the modules and paths a child needs to know
-    them too."""
-    settings = _ini_settings(where)
-    paths = tuple(str(where / p) for p in settings.get("pythonpath", []))
+    """Make the repository's own kernels known, as its pytest run would (its compat_cases, importable through its
+    pythonpath), from `where` or any folder under it; return the expectations file its ini names, if any, and the
+    modules and paths a child needs to know them too."""
+    ini = _ini_file(where)
+    settings, root = _ini_settings(ini), ini.parent if ini else where
+    paths = tuple(str(root / p) for p in settings.get("pythonpath", []))
     sys.path[:0] = paths
     modules = tuple(dict.fromkeys([*settings.get("compat_cases", []), *installed_case_modules()]))
     import_cases(modules, forks=False)  # this process forks nothing
     named = settings.get("compat_expectations")
-    return (str(where / named[0]) if named else None), modules, (*paths, str(where))
+    default = root / "expectations.yaml" if ini and settings.get("compat_cases") else None
+    return (str(root / named[0]) if named else default and str(default)), modules, (*paths, str(root))
 
 
 def _expectations_path(args: argparse.Namespace) -> str:
-    """The expectations accept and merge use: the one named, else the directory's (its ini's, or its
-    expectations.yaml), else the suite's own."""
-    here = Path.cwd()
-    return args.expectations or args.repository_expectations or next(
-        (str(p) for p in [here / "expectations.yaml"] if p.exists()), str(ROOT / "expectations.yaml"))
+    """The expectations accept and merge use: the one named, else the repository's (its ini's compat_expectations,
+    else the expectations.yaml beside its ini)."""
+    if args.expectations:
+        return args.expectations
+    _gating_ini(Path.cwd(), f"python -m compat {args.command}", "name the file with --expectations")
+    return args.repository_expectations
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     here = Path.cwd()
-    results = args.results or str(Path(RUNS_DIR) / f"{machine_label(describe())}.json")
-    ini = _ini_file(here)
-    # The matrix's tests ship with the package, so the run works from any directory; the directory it starts from
-    # gives the configuration: its ini (compat_cases, compat_expectations) and its expectations.yaml.
-    pytest_args = [str(MATRIX_TESTS), "--rootdir", str(here), *(["-c", str(ini)] if ini else []), "-p", "compat.plugin",
+    # The matrix's tests ship with the package, so the run works from any folder of a repository: its ini (found
+    # upward, as pytest finds it) gives the configuration (compat_cases, compat_expectations) and the rootdir.
+    if any(a.startswith("--compat-kernels") for a in extra):  # the kernels named: the suite's own, if no ini
+        ini = _ini_file(here)
+    else:
+        ini = _gating_ini(here, "python -m compat run", "name the suite's kernels with --compat-kernels")
+    root = ini.parent if ini else here
+    results = args.results or str(root / RUNS_DIR / f"{machine_label(describe())}.json")
+    suite = "none found: the suite's own kernels, named with --compat-kernels"
+    print(f"configuration: {ini or suite}", flush=True)
+    pytest_args = [str(MATRIX_TESTS), "--rootdir", str(root), *(["-c", str(ini)] if ini else []), "-p", "compat.plugin",
                    "-n", args.workers, "--dist", "loadgroup", f"--compat-results={results}", *extra]
     print(f"pytest {' '.join(pytest_args)}", flush=True)
     code = int(pytest.main(pytest_args))
@@ -150,12 +175,23 @@ def _diff(args: argparse.Namespace) -> int:
 def _accept(args: argparse.Namespace) -> int:
     path = _expectations_path(args)
     doc = results.load(args.results)
-    exp = Expectations.load(path)
+    try:
+        check_writable(path, args.overwrite_read_only)
+    except OSError as exc:
+        raise CompatError(f"--expectations {path}: cannot be written ({exc}); nothing was accepted") from None
+    exp = Expectations.for_run(path, named=True, accept=True)  # created where it does not exist yet, as a run's accept
     observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
     run = Run.from_env(doc["environment"])
-    changes = accept(exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True))
     findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in doc.get("fuzz") or []}
-    changes += accept(exp, findings, run, measured_on(doc["environment"]), section="fuzz")
+    try:
+        changes = accept(exp, observed, run, measured_on(doc["environment"]),
+                         neighbours=neighbours(exp, run, above=True))
+        changes += accept(exp, findings, run, measured_on(doc["environment"]), section="fuzz")
+        if not exp.path.exists():  # nothing to change: the file still exists afterwards, as the user asked
+            write_atomic(exp.path, dump(exp.data))
+    except OSError as exc:  # writable a moment ago; no longer
+        print(f"error: cannot write {path} ({exc}); {args.results} is untouched", file=sys.stderr)
+        return INTERNAL
     for change in changes:
         print(f"accepted: {change}")
     left_out = sum(not in_matrix(cell_id) for cell_id in observed)
@@ -191,16 +227,31 @@ def _merge(args: argparse.Namespace) -> int:
     return OK
 
 
-def _shard(args: argparse.Namespace) -> int:
+def _selected(args: argparse.Namespace) -> list:
+    """The cells of the repository's selection, as its runs make it: the options, else its ini's compat_<axis>s."""
     select = {}
-    ini = _ini_settings(Path.cwd())  # the directory's own selection, as its runs make it (compat_kernels, ...)
+    ini_path = _gating_ini(Path.cwd(), f"python -m compat {args.command}", "run it from the suite's checkout")
+    ini = _ini_settings(ini_path)
     for axis in AXES:
-        names = getattr(args, f"{axis}s") or ",".join(ini.get(f"compat_{axis}s", []))
+        given = getattr(args, f"{axis}s")
+        names = given or ",".join(ini.get(f"compat_{axis}s", []))
         if names:
             select[axis] = [n.strip() for n in names.split(",") if n.strip()]
-            check_names(axis, select[axis], f"--{axis}s")
+            check_names(axis, select[axis], f"--{axis}s" if given else f"compat_{axis}s in {ini_path}")
     select.setdefault("kernel", gated_kernels([*ini.get("compat_cases", []), *installed_case_modules()]))
-    cells = matrix(select)
+    return matrix(select)
+
+
+def _cells(args: argparse.Namespace) -> int:
+    cells = _selected(args)
+    if not cells:
+        raise CompatError("the selection matches no cell of the matrix")
+    print("".join(f"{c.id}\n" for c in cells), end="")
+    return OK
+
+
+def _shard(args: argparse.Namespace) -> int:
+    cells = _selected(args)
     groups = {shared_group(c, "cells") for c in cells}
     if not 1 <= args.count <= len(groups):
         raise CompatError(f"--count {args.count}: between 1 and {len(groups)} (the shared children of the selected "
@@ -242,6 +293,7 @@ def _fuzz(args: argparse.Namespace) -> int:
 def _coverage(args: argparse.Namespace) -> int:
     """The ops a package registers under each namespace (once the directory's compat_cases are imported), and the
     declarations as shipped that gate them."""
+    _gating_ini(Path.cwd(), "python -m compat coverage", "run it from the folder of a repository that declares them")
     for line in coverage.lines(args.namespaces):
         print(line)
     if any(not coverage.registered(ns) for ns in args.namespaces):
@@ -259,4 +311,4 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
     args.repository_expectations, args.repository_cases, args.repository_paths = _repository(Path.cwd())
     return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
-            "fuzz": _fuzz, "coverage": _coverage, "shard": _shard}[args.command](args)
+            "fuzz": _fuzz, "coverage": _coverage, "shard": _shard, "cells": _cells}[args.command](args)

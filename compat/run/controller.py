@@ -72,10 +72,12 @@ class MatrixRun:
         self.baseline_path = config.getoption("compat_baseline")
         self.select = {}
         for axis in AXES:
-            names = config.getoption(f"compat_{axis}s") or config.getini(f"compat_{axis}s")
+            given = config.getoption(f"compat_{axis}s")
+            names = given or config.getini(f"compat_{axis}s")
             if names:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
-                check_names(axis, self.select[axis], f"--compat-{axis}s")
+                check_names(axis, self.select[axis], f"--compat-{axis}s" if given else
+                            f"compat_{axis}s in {config.inipath}")
         # A device this run asks for that the machine cannot run stops it (the ini's list is a repository's default,
         # for laptops too: its devices skip as ever).
         for device in self.select.get("device", []) if config.getoption("compat_devices") else []:
@@ -258,10 +260,11 @@ class Controller(MatrixRun):
         run_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix="compat-run-"))
         run_dir.mkdir(parents=True, exist_ok=True)
         super().__init__(config, cases, run_dir)
+        read_only_ok = config.getoption("compat_overwrite_read_only")
         for option, path in (("--compat-results", self.results_path),
                              *([("--compat-accept", self.expectations.path)] if self.accept else [])):
             try:  # what the run writes at the end: writable now, or the run does not start
-                check_writable(path)
+                check_writable(path, read_only_ok and option == "--compat-accept")
             except OSError as exc:
                 raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}); no cell was run") from None
         if self.durations_path:
@@ -278,6 +281,7 @@ class Controller(MatrixRun):
         self.started = time.monotonic()
         self.doc = None
         self.accepted: list[str] = []
+        self.accept_error: str | None = None  # the expectations could not be written at the end (exit 3)
         self.kept_run_dir = False
         self.fuzz_collected = False  # the fuzz tests were collected (maybe as an empty parameter set)
         self.harness_errors: list[dict] = []
@@ -358,6 +362,8 @@ class Controller(MatrixRun):
         if self.interrupted:
             stop_descendants(below_children=self.has_workers)
         self.nothing_ran = None if self.interrupted else nothing_ran(self.records)
+        if self.accept_error:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.nothing_ran and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a gate that checked nothing is no green gate
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
@@ -377,13 +383,6 @@ class Controller(MatrixRun):
         if not (any(self.records.values()) or self.fuzz_collected or self.harness_errors or self.interrupted):
             return  # none of the plugin's tests ran: nothing to write about
         cells = list(self.records["cells"].values())
-        if self.accept and not self.interrupted:
-            observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
-            # The rows of each cell's nearest recorded version below: widened, not copied.
-            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env),
-                                   neighbours=baseline.neighbours(self.expectations, self.run))
-            findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
-            self.accepted += accept(self.expectations, findings, self.run, measured_on(self.env), section="fuzz")
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
                    "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
@@ -394,11 +393,26 @@ class Controller(MatrixRun):
         self.doc = results.document(self.env, cells, counts, time.monotonic() - self.started, options,
                                     fuzz=list(self.records["fuzz"].values()), harness_errors=self.harness_errors,
                                     fuzz_collected=self.fuzz_collected)
-        results.write(self.results_path, self.doc)
+        results.write(self.results_path, self.doc)  # first: an accept that cannot write its file loses no run
+        if self.accept and not self.interrupted:
+            self._accept(cells)
         changes = baseline.markdown(self.doc)
         if changes:  # the pull-request comment of an upgrade: what changed against the baseline
             self.changes_path = self.results_path.with_name(f"{self.results_path.stem}.changes.md")
             write_atomic(self.changes_path, changes)
+
+    def _accept(self, cells: list[dict]) -> None:
+        observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
+        findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
+        try:
+            # The rows of each cell's nearest recorded version below: widened, not copied.
+            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env),
+                                   neighbours=baseline.neighbours(self.expectations, self.run))
+            self.accepted += accept(self.expectations, findings, self.run, measured_on(self.env), section="fuzz")
+        except OSError as exc:  # writable when the run began; no longer
+            self.accept_error = (f"--compat-accept: cannot write {self.expectations.path} ({exc}); nothing was "
+                                 f"accepted; the results are in {self.results_path}: accept them with python -m "
+                                 f"compat accept {self.results_path} once the file can be written")
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.doc is None:
@@ -415,7 +429,9 @@ class Controller(MatrixRun):
             terminalreporter.write_line(f"changes against the baseline, as Markdown: {self.changes_path}")
         for change in self.accepted:
             terminalreporter.write_line(f"accepted: {change}")
-        if self.accept:
+        if self.accept_error:
+            terminalreporter.write_line(f"ERROR {self.accept_error}", red=True)
+        elif self.accept:
             terminalreporter.write_line(f"--compat-accept: {len(self.accepted)} change(s) written to "
                                         f"{self.expectations.path}" + (" (none: the run was interrupted)"
                                                                        if self.interrupted else ""))

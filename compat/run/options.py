@@ -30,6 +30,9 @@ OPTIONS = (
                                        "below this one, on this host)")),
     (("--compat-accept",), dict(action="store_true", help="record observed outcomes into the expectations file "
                                                           "instead of failing on differences")),
+    (("--compat-overwrite-read-only",), dict(action="store_true",
+                                             help="with --compat-accept: replace the expectations file even where "
+                                                  "it is read-only (0444); refused before any cell otherwise")),
     (("--compat-run-dir",), dict(default=None, metavar="DIR",
                                  help="where children, artifacts, logs and caches go (default: a new temporary "
                                       "directory, removed after a green run)")),
