@@ -183,10 +183,9 @@ def _finding(kind: str):
 @pytest.mark.parametrize("alone_kind", ["mismatch", "passed"])
 def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_finds_it(tmp_path, monkeypatch,
                                                                                       alone_kind):
+    from compat.evidence.outcomes import Outcome
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
-
-    from compat.evidence.outcomes import Outcome
 
     cell = Cell("silu", "autograd_function", "compile_backward", "float32", "cuda")
     session = RunSession(tmp_path, [], fuzz_cells=[dataclasses.replace(cell, stage="eager_backward"), cell])

@@ -11,8 +11,6 @@ from compat.errors import DeclarationError, RegistryError
 from compat.matrix.model import make_inputs
 from compat.matrix.strategies import Example, materialize_inputs
 
-from .projects import project  # noqa: F401 - the fixture
-
 GATED = """
 import torch
 from compat import Dim, Op, Scalar, Tensor, register_op
@@ -49,14 +47,14 @@ def _run(project, cases: str):
     return json.loads((project.path / "r.json").read_text())
 
 
-def test_an_op_called_by_keyword_with_an_input_left_out_and_a_domain_passes_as_its_users_call_it(project):  # noqa: F811
+def test_an_op_called_by_keyword_with_an_input_left_out_and_a_domain_passes_as_its_users_call_it(project):
     doc = _run(project, GATED)
     outcomes = {c["id"]: c["outcome"]["kind"] for c in doc["cells"]}
     assert outcomes == {f"gated_decay-as_shipped-{s}-float32-cpu": "passed" for s in STAGES.split(",")}, outcomes
     assert doc["fuzz"] and {f["outcome"]["kind"] for f in doc["fuzz"]} == {"passed"}, doc["fuzz"]
 
 
-def test_without_its_domain_the_same_op_is_judged_on_inputs_it_was_never_written_for(project):  # noqa: F811
+def test_without_its_domain_the_same_op_is_judged_on_inputs_it_was_never_written_for(project):
     doc = _run(project, GATED.replace(', domain="negative"', ""))
     eager = next(c for c in doc["cells"] if c["id"] == "gated_decay-as_shipped-eager-float32-cpu")
     assert eager["outcome"]["kind"] == "mismatch"

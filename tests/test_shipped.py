@@ -236,10 +236,24 @@ def test_a_cases_module_that_initialises_cuda_at_import_is_named_before_any_cell
     project.makeini("[pytest]\ncompat_cases = tutorial_cases\n")
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*compat_cases: importing 'tutorial_cases' initialises CUDA (*, called at "
-                                 "*tutorial_cases.py:3)*every cell would fail at its first CUDA call. Fix: read the "
-                                 "device when a launch first needs it*--compat-children=fresh*"])
+    # What the module did, with its file and line; on this CPU machine, a probe for a GPU there is none of.
+    did = "initialises CUDA" if torch.cuda.is_available() else "probes for a GPU (none here*"
+    result.stderr.fnmatch_lines([f"*compat_cases: importing 'tutorial_cases' {did}: *, called at "
+                                 "*tutorial_cases.py:3.*every cell would fail at its first CUDA call. Fix: read the "
+                                 "device when a launch first needs it*--compat-children=fresh, or compat_children = "
+                                 "fresh in the pytest ini*"])
     assert not (project.path / "r.json").exists()
+
+
+def test_the_ini_says_children_start_fresh_and_a_cuda_reading_cases_module_then_runs(project):
+    project.makepyfile(tutorial_cases="import torch\ntry:\n    torch.cuda.get_device_properties(0)\n"
+                                      "except Exception:\n    pass\n")
+    project.makeini("[pytest]\ncompat_cases = tutorial_cases compat.matrix.kernels\ncompat_children = fresh\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json",
+                                          "--compat-kernels=silu", "--compat-styles=triton_op_cpu_fallback",
+                                          "--compat-stages=eager", "--compat-devices=cpu", "--compat-dtypes=float32")
+    result.assert_outcomes(passed=1)
+    assert json.loads((project.path / "r.json").read_text())["options"]["children"] == "fresh"
 
 
 NAMESPACE = """

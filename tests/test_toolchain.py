@@ -47,3 +47,13 @@ def test_a_detection_from_another_torch_or_a_failed_one_is_not_applied(tmp_path)
         path.write_text(json.dumps(content))
         script = "import sys, json; from compat.child import toolchain; print(json.dumps(toolchain.apply(sys.argv[1])))"
         assert json.loads(_python("-c", script, str(path))) == {"applied": False, "why": why}
+
+
+def test_fresh_children_get_the_runs_one_detection_as_forked_ones_do(tmp_path):
+    # Fresh children detected again in every child that compiles C++ (40-70 s each on the H100).
+    from compat.child.toolchain import ISA_FILE_ENV
+    from compat.run.launcher import Launcher
+
+    for mode in ("fresh", "forked"):
+        launcher = Launcher(tmp_path, mode, isa_file=str(tmp_path / "isa.json"))
+        assert launcher._env({"CUDA_VISIBLE_DEVICES": ""})[ISA_FILE_ENV] == str(tmp_path / "isa.json")

@@ -20,7 +20,8 @@ from ..errors import CompatError
 
 CASES_GROUP = "triton_export_compat.cases"  # entry points of installed packages that declare kernels
 FIX = ("read the device when a launch first needs it (inside a function, cached with functools.cache), not at "
-       "import; or run with --compat-children=fresh (a new interpreter per task: slower)")
+       "import; or start children fresh (a new interpreter per task: slower): --compat-children=fresh, or "
+       "compat_children = fresh in the pytest ini")
 
 
 def installed_case_modules() -> list[str]:
@@ -40,7 +41,7 @@ def cuda_initialisations() -> Iterator[list[str]]:
     import torch.cuda  # here, not at the top: a fresh child's journal starts before torch loads (seconds)
 
     watched = [(torch.cuda, "_lazy_init", "torch.cuda's initialisation"),
-               (driver, "_create_driver", "Triton's GPU driver")]
+               (driver, "_create_driver", "Triton's GPU driver made (as reading the device's properties does)")]
     originals = [getattr(owner, name, None) for owner, name, _ in watched]
 
     def watch(original, what):
@@ -90,6 +91,10 @@ def import_cases(modules: Iterable[str], where: str = "compat_cases", forks: boo
                 if not (calls and forks):
                     raise CompatError(f"{where}: cannot import {module!r}: {type(exc).__name__}: {exc}") from None
         if calls and forks:
-            raise CompatError(f"{where}: importing {module!r} initialises CUDA ({calls[0]}): the run's warm servers "
-                              f"import it and then fork a child per task, and a forked child cannot use a CUDA the "
-                              f"parent initialised, so every cell would fail at its first CUDA call. Fix: {FIX}")
+            import torch.cuda  # loaded by now (the watch imported it); here, as cuda_initialisations does
+
+            did = ("initialises CUDA" if torch.cuda.is_available() else
+                   "probes for a GPU (none here: on a GPU runner the same call initialises CUDA)")
+            raise CompatError(f"{where}: importing {module!r} {did}: {calls[0]}. The run's warm servers import it "
+                              f"and then fork a child per task, and a forked child cannot use a CUDA the parent "
+                              f"initialised, so every cell would fail at its first CUDA call. Fix: {FIX}")

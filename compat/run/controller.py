@@ -44,7 +44,7 @@ from ..report.summary import summary_lines
 from . import schedule
 from .environment import describe
 from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
-from .options import AXES, COMPILE_CACHES
+from .options import AXES, COMPILE_CACHES, children_mode
 from .session import RunSession, build_counts, shared_group
 from .workers import gpu_for, visible_gpus
 
@@ -60,7 +60,7 @@ class MatrixRun:
     def __init__(self, config, cases: tuple[str, ...], run_dir: Path):
         self.config, self.cases, self.run_dir = config, cases, run_dir
         # Before any name is checked: they add kernels to the registries.
-        import_cases(cases, forks=config.getoption("compat_children") == "forked")
+        import_cases(cases, forks=children_mode(config) == "forked")
         self.accept = config.getoption("compat_accept")
         named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
         default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
@@ -230,7 +230,7 @@ class MatrixRun:
         known = {c.id: [e.row["example"] for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
                         if e is not None and "example" in e.row] for c in fuzz_cells}
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
-        launcher = Launcher(self.run_dir, self.config.getoption("compat_children"), imports=self.cases,
+        launcher = Launcher(self.run_dir, children_mode(self.config), imports=self.cases,
                             paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE),
                             private_caches=self.private_caches)
         self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
@@ -305,9 +305,9 @@ class Controller(MatrixRun):
 
     def start_isa_detection(self, nodeids) -> None:
         """Once the tests are known: if any will compile C++ (an AOTI package, a C++ wrapper, CPU kernels), find the
-        CPU ISAs now, once, in the background (forked children wait for it; fresh ones detect on their own)."""
+        CPU ISAs now, once, in the background (every child that compiles C++ waits for it, forked or fresh)."""
         tests = [found for found in map(cell_of, nodeids) if found]
-        if self.isa_detection is None and self.config.getoption("compat_children") == "forked" and any(
+        if self.isa_detection is None and any(
                 STAGES[cell.stage].compiles_cpp(cell.device) for cell, _ in tests):
             self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
 
@@ -384,7 +384,7 @@ class Controller(MatrixRun):
             return  # none of the plugin's tests ran: nothing to write about
         cells = list(self.records["cells"].values())
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
-                   "run_dir": str(self.run_dir), "children": self.config.getoption("compat_children"),
+                   "run_dir": str(self.run_dir), "children": children_mode(self.config),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
                    "compile_cache": self.compile_cache, "durations": self.durations_path,
                    "interrupted": self.interrupted, "baseline": self.baseline.name if self.baseline else None}

@@ -45,9 +45,10 @@ OPTIONS = (
                                           help="comma-separated torch.library namespaces whose every registered op "
                                                "must be declared as shipped (compat.Op): the run fails naming the "
                                                "others (default: ini compat_require_declared)")),
-    (("--compat-children",), dict(default=DEFAULT_MODE, choices=MODES,
+    (("--compat-children",), dict(default=None, choices=MODES,
                                   help=f"how children start: forked from a warm server per worker (fast) or fresh "
-                                       f"interpreters (the old way, for comparison); default: {DEFAULT_MODE}")),
+                                       f"interpreters (for a cases module whose import initialises CUDA); default: "
+                                       f"ini compat_children, else {DEFAULT_MODE}")),
     (("--compat-compile-cache",), dict(default="kernels", choices=tuple(COMPILE_CACHES),
                                        help="kernels (default): Triton's compiled kernels shared by the run's "
                                             "workers, Inductor's caches empty in each child; child: both empty in "
@@ -60,3 +61,11 @@ OPTIONS = (
 )
 
 
+def children_mode(config) -> str:
+    """How the run's children start: --compat-children, else the ini's compat_children, else the default."""
+    mode = config.getoption("compat_children") or config.getini("compat_children") or DEFAULT_MODE
+    if mode not in MODES:
+        import pytest  # only when asked: this module imports nothing at load
+
+        raise pytest.UsageError(f"compat_children = {mode} in {config.inipath}: children start {' or '.join(MODES)}")
+    return mode
