@@ -143,7 +143,9 @@ def _overflowing(magnitude: torch.Tensor | None, r: torch.Tensor, dtype: torch.d
     is not finite, or None without one."""
     if magnitude is None:
         return None
-    return (magnitude.abs() > torch.finfo(dtype).max) & ~torch.isfinite(r)
+    info = torch.finfo(dtype)
+    # Beyond the largest finite value by half its ulp: below that, correct rounding gives the finite max, not inf.
+    return (magnitude.abs() >= info.max + info.eps * 2.0 ** (math.frexp(info.max)[1] - 2)) & ~torch.isfinite(r)
 
 
 @_ours
