@@ -45,7 +45,7 @@ from . import schedule
 from .environment import describe
 from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
 from .options import AXES, COMPILE_CACHES, children_mode
-from .session import RunSession, build_counts, shared_group
+from .session import RunSession, build_counts, cut_short, shared_group
 from .workers import gpu_for, visible_gpus
 
 RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
@@ -174,11 +174,26 @@ class MatrixRun:
                                                                    "error": str(exc)}))
             pytest.fail(f"HARNESS ERROR in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}",
                         pytrace=False)
-        expectation = None if reason else self.expectations.lookup(cell.id, self.run, section)
-        complaint = None if reason else verdict(cell.id, expectation, outcome, self.run, self.expectations.path,
-                                                section)
+        record = self.judged(cell, outcome, section, gated=not reason)
+        record.update(duration_s=round(time.monotonic() - start, 2),
+                      # The CPU time of the children this cell started (a shared child's goes to the first cell
+                      # that needed it).
+                      cpu_s=round(self.session.launcher.cpu_seconds - cpu, 2),
+                      gpu=_gpu_used(outcome) if cell.device == "cuda" and not reason else None)
+        node.user_properties.append((RECORD[section], record))
+        complaint = record["verdict"]
+        if reason:
+            pytest.skip(reason)
+        if complaint and not self.accept:
+            pytest.fail(complaint, pytrace=False)
+
+    def judged(self, cell, outcome: Outcome, section: str, gated: bool = True) -> dict:
+        """The cell's record: its outcome gated on its expectation (or, without one, on the baseline)."""
+        expectation = self.expectations.lookup(cell.id, self.run, section) if gated else None
+        complaint = verdict(cell.id, expectation, outcome, self.run, self.expectations.path, section) if gated \
+            else None
         against = None
-        if not reason and expectation is None and self.baseline is not None:
+        if gated and expectation is None and self.baseline is not None:
             ref, change = self.baseline.compare(cell.id, outcome, section)
             if ref is not None:  # unchanged passes, naming the baseline it matched; a change fails, saying what
                 against = {"baseline": self.baseline.name, "reference": ref.describe, "change": change}
@@ -188,19 +203,11 @@ class MatrixRun:
             complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
         if complaint and outcome.detail.get("remedy"):
             complaint += f"\n  remedy: {outcome.detail['remedy']}"
-        node.user_properties.append((RECORD[section], {
-            "id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
-            "expected": expectation.full if expectation else None,
-            "expected_at": expectation.where if expectation else None,
-            "verdict": complaint, "against_baseline": against, "duration_s": round(time.monotonic() - start, 2),
-            # The CPU time of the children this cell started (a shared child's goes to the first cell that needed it).
-            "cpu_s": round(self.session.launcher.cpu_seconds - cpu, 2),
-            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
-            "gpu": _gpu_used(outcome) if cell.device == "cuda" and not reason else None}))
-        if reason:
-            pytest.skip(reason)
-        if complaint and not self.accept:
-            pytest.fail(complaint, pytrace=False)
+        return {"id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
+                "expected": expectation.full if expectation else None,
+                "expected_at": expectation.where if expectation else None, "verdict": complaint,
+                "against_baseline": against, "duration_s": None, "cpu_s": None,
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "gpu": None}
 
     # ---- hooks of both roles (the object is registered as a plugin) ----
 
@@ -382,6 +389,12 @@ class Controller(MatrixRun):
     def _write_results(self):
         if not (any(self.records.values()) or self.fuzz_collected or self.harness_errors or self.interrupted):
             return  # none of the plugin's tests ran: nothing to write about
+        if self.interrupted:  # what the cut children finished: measured, so written
+            recorded = {r["id"] for r in self.records["cells"].values()}
+            selected = {c.id: c for c in self.selected}
+            for cell_id, outcome in cut_short(self.run_dir).items():
+                if cell_id in selected and cell_id not in recorded:
+                    self.records["cells"][(cell_id, "cut short")] = self.judged(selected[cell_id], outcome, "cells")
         cells = list(self.records["cells"].values())
         options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
                    "run_dir": str(self.run_dir), "children": children_mode(self.config),

@@ -26,11 +26,11 @@ from ..child import cpp, latency
 from ..child.artifacts import LIBRARIES, PACKAGE, PROGRAM
 from ..errors import HarnessError
 from ..evidence.outcomes import Outcome
-from ..matrix.cells import DEVICES, Cell
+from ..matrix.cells import DEVICES, Cell, parse_cell_id
 from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
 from .doctor import CANARY_PACKAGE, build_runner, canary_device, run_canary, run_cpp_canary
 from .environment import crash_remedy
-from .launcher import ChildResult, Launcher
+from .launcher import ChildResult, Launcher, read_journal
 
 BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
 FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
@@ -293,6 +293,26 @@ class RunSession:
             (self.run_dir / "launchers").mkdir(parents=True, exist_ok=True)
             write_atomic(self.run_dir / "launchers" / f"{_worker()}.json",
                          json.dumps({"mode": self.launcher.mode, "interpreters": self.launcher.started}))
+
+
+def cut_short(run_dir: Path) -> dict[str, Outcome]:
+    """What the probe children of an interrupted run finished before the interrupt cut them: each ended phase's
+    outcome, by the id of the cell whose stage it is. A child cut at the limit may have run for minutes (one config
+    pinned after another); its tests never ran, so without this its finished phases were lost. A phase that crashed,
+    hung or met a CUDA error is left out: a test would have run it again alone first."""
+    found = {}
+    for spec in sorted((Path(run_dir) / "artifacts").glob("probe-*/task.json")):
+        task = json.loads(spec.read_text())
+        if task.get("task") != "probe":
+            continue
+        cell = parse_cell_id(task["args"]["cell"], str(spec))
+        for phase, outcome in read_journal(spec.parent / "journal.jsonl").phases.items():
+            if outcome is None or phase not in task["args"]["stages"] or outcome.kind in ("crashed", "timed_out") \
+                    or cuda_error(outcome):
+                continue
+            outcome.detail["cut_short"] = "finished before the interrupt cut its child: recorded by the run"
+            found[dataclasses.replace(cell, stage=phase).id] = outcome
+    return found
 
 
 def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None,
