@@ -10,6 +10,10 @@
 #                                                 stages that run the kernel through its autotuner (not AOTI)
 #   bash scripts/issue35_gpu.sh h100 SECONDS      on an H100: LigerSiLUMulFunction's every stage, Liger's training
 #                                                 stages, then axpy_inplace's autotuned cells as in `autotune`
+#   bash scripts/issue35_gpu.sh rest-N SECONDS    (N = 1, 2, 3) the 159 autotuned cells `autotune` did not reach
+#                                                 (heuristics and prune styles of matmul, silu, silu_mul, axpy_inplace),
+#                                                 a third of their probe stages per call: each of their children
+#                                                 compiles every stage once per config (205 s for one stage, H200)
 set -u
 part=$1 seconds=$2
 root=$(pwd)
@@ -54,4 +58,15 @@ if [ "$part" = h100 ]; then
     left=$(( seconds - ($(date +%s) - start) ))
     bash scripts/gpu_run.sh issue35-h100-axpy-autotune-pinned "$left" --compat-accept --compat-devices=cuda \
         --compat-kernels=axpy_inplace --compat-styles=$autotuned --compat-stages=$at_run_time -m "not fuzz"
+fi
+case "$part" in
+    rest-1) stages=eager,eager_backward,flop_count,opcheck,compile_eager,compile_aot_eager ;;
+    rest-2) stages=compile_inductor,compile_dynamic,compile_backward,compile_dynamic_backward ;;
+    rest-3) stages=compile_cudagraphs,compile_max_autotune,compile_cpp_wrapper,export_static_strict,export_static_nonstrict ;;
+    *) stages= ;;
+esac
+if [ -n "$stages" ]; then
+    bash scripts/gpu_run.sh "issue35-autotune-pinned-$part" "$seconds" --compat-accept --compat-devices=cuda \
+        --compat-kernels=matmul,silu,silu_mul,axpy_inplace \
+        --compat-styles=autotune_heuristics_triton_op,autotune_prune_triton_op --compat-stages=$stages -m "not fuzz"
 fi
