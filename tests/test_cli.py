@@ -160,6 +160,10 @@ def test_accept_cells_coverage_and_shard_find_the_repository_from_a_subfolder_or
         assert "no pytest configuration" in capsys.readouterr().err
     assert cli.main(["accept", results, "--expectations", "new.yaml"]) == 0  # a file named: created
     assert (repository.parent / "elsewhere" / "new.yaml").is_file()
+    capsys.readouterr()
+    assert cli.main(["cells", "--kernels=silu", "--styles=raw_jit", "--stages=eager", "--devices=cuda",
+                     "--dtypes=float32"]) == 0  # the suite's kernels named on purpose
+    assert capsys.readouterr().out.split() == ["silu-raw_jit-eager-float32-cuda"]
 
 
 def test_a_stale_compat_kernels_in_the_ini_is_a_usage_error_naming_it(repository, monkeypatch, capsys):

@@ -99,9 +99,12 @@ def _repository(where: Path) -> tuple[str | None, tuple[str, ...], tuple[str, ..
 
 def _expectations_path(args: argparse.Namespace) -> str:
     """The expectations accept and merge use: the one named, else the repository's (its ini's compat_expectations,
-    else the expectations.yaml beside its ini)."""
+    else the expectations.yaml beside its ini), else the folder's own expectations.yaml."""
     if args.expectations:
         return args.expectations
+    here = Path.cwd() / "expectations.yaml"
+    if here.exists() and not (_ini_settings(_ini_file(Path.cwd())).get("compat_cases")):
+        return str(here)  # the folder's own file, where no repository's ini names one
     _gating_ini(Path.cwd(), f"python -m compat {args.command}", "name the file with --expectations")
     return args.repository_expectations
 
@@ -230,7 +233,10 @@ def _merge(args: argparse.Namespace) -> int:
 def _selected(args: argparse.Namespace) -> list:
     """The cells of the repository's selection, as its runs make it: the options, else its ini's compat_<axis>s."""
     select = {}
-    ini_path = _gating_ini(Path.cwd(), f"python -m compat {args.command}", "run it from the suite's checkout")
+    if args.kernels:  # the kernels named: the suite's own, where no repository's ini declares others
+        ini_path = _ini_file(Path.cwd())
+    else:
+        ini_path = _gating_ini(Path.cwd(), f"python -m compat {args.command}", "name the suite's kernels with --kernels")
     ini = _ini_settings(ini_path)
     for axis in AXES:
         given = getattr(args, f"{axis}s")
