@@ -164,7 +164,8 @@ for _op in (
        inputs=(Tensor("input", ("tokens", "vocab")), Tensor("target", ("tokens",), dtype="int64", values=(0, "vocab")),
                Tensor("weight", ("vocab",), optional=True, passed=False, keyword=True),  # users leave it out
                Scalar("label_smoothing", 0.0, choices=(0.1,), keyword=True), Scalar("reduction", "mean", keyword=True)),
-       outputs=("loss",), dims=(TOKENS, Dim("vocab", example=VOCAB)), dtypes=DTYPES, differentiable=True),
+       outputs=("loss",), dims=(TOKENS, Dim("vocab", example=VOCAB)), dtypes=DTYPES, differentiable=True,
+       devices=("cpu_interpret",)),  # CUDA once measured there (scripts/issue36_gpu.sh): a gate of recorded rows
     Op(name="liger_fused_linear_cross_entropy", doc="LigerFusedLinearCrossEntropyLoss(): the head's matmul and the "
                                                     "cross entropy in one, without materialising the logits",
        shipped=Module(LigerFusedLinearCrossEntropyLoss), reference=fused_linear_cross_entropy_reference,
