@@ -107,9 +107,9 @@ def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
         return Outcome("passed")
 
     if journal.run("load_fresh", load).kind == "passed":
-        module = holder["ep"].module()
+        ep, module = holder["ep"], holder["ep"].module()
         journal.run("run_fresh", pinned(cell, lambda: check_batches(module, holder["reference"], cell,
-                                                                    inference_mode=True), lambda: holder["ep"].graph_module))
+                                                                    inference_mode=True), lambda: ep.graph_module))
 
 
 def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> None:

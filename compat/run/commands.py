@@ -68,9 +68,9 @@ def _ini_settings(ini: Path | None) -> dict[str, list[str]]:
     return {k: v.split() for k, v in parser.items(section)} if section else {}
 
 
-def _gating_ini(where: Path, command: str, way_out: str) -> Path:
+def _gating_ini(where: Path, command: str, way_out: str) -> Path | None:
     """The ini of the repository a command gates: one whose compat_cases (or an installed package's entry point)
-    declare kernels. Without one the command would gate the suite's own kernels, or write the suite's own
+    declare kernels (None: an installed package's, with no ini). Without one the command would gate the suite's own kernels, or write the suite's own
     expectations, from a folder that is not the suite's: a usage error that says so, never a green run of the
     wrong repository."""
     ini = _ini_file(where)
