@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Issue 36's GPU call (not yet made: no device time was left in its session):
+# Issue 36's GPU call (made on 2026-11-26 on one H100: docs/EVIDENCE.md):
 #   bash scripts/issue36_gpu.sh SECONDS
 # 1. Liger's functional liger_cross_entropy, declared with keywords and an input left out, on CUDA (with accept, so
-#    its cells are fuzzed too); first add "cuda" to its devices in examples/liger_kernel/liger_cases.py; needs the
-#    Liger wheel carried (see scripts/issue35_gpu.sh's callers).
+#    its cells are fuzzed too); needs the Liger wheel carried (see scripts/issue35_gpu.sh's callers).
 # 2. A cases module that reads the GPU at import, run with compat_children = fresh in its ini: every fresh child that
 #    compiles C++ uses the run's one ISA detection (its cpu_s shows no 40-70 s detection of its own).
 set -u
