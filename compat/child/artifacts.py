@@ -18,7 +18,7 @@ import torch
 
 from ..errors import RegistryError
 from ..matrix.stages import BUILD_PHASES, PACKAGED, RUNS_LIBRARY_OF
-from . import toolchain
+from . import packages, toolchain
 
 Artifacts = list[tuple[str, Callable]]
 PROGRAM, PACKAGE = "program.pt2", "package.pt2"  # file names in the work directory of the child that makes them
@@ -132,13 +132,18 @@ if set(LIBRARIES) != set(PACKAGED):
     raise RegistryError(f"AOTI families without a library: {sorted(set(LIBRARIES) ^ set(PACKAGED))}")
 
 
+def compile_library(family: str, ep, path: str) -> dict[str, Any]:
+    """`family`'s library of `ep` at `path`: compiled once per distinct program in a run (compat.child.packages)."""
+    return packages.compiled_once(packages.program_key(ep, family), path, lambda: LIBRARIES[family][1](ep, path))
+
+
 def library(family: str, device: str) -> Callable[[Any, Path], Artifacts]:
     """Compiled and loaded in this process (the fuzz tests'; the matrix loads in a fresh one)."""
-    filename, make, load = LIBRARIES[family]
+    filename, _, load = LIBRARIES[family]
 
     def made(ep, workdir: Path) -> Artifacts:
         path = str(workdir / filename)
-        make(ep, path)
+        compile_library(family, ep, path)
         return [(Path(filename).stem, load(path, device)[0])]
 
     return made

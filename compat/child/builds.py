@@ -72,9 +72,9 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
 
         journal.run(name, pinned(cell, decompose, lambda make=make: decomposed_by(make).graph_module))
     for family in libraries:
-        filename, compile_library, _ = artifacts.LIBRARIES[family]
-        journal.run(BUILD_PHASES[family][0], lambda: Outcome(
-            "passed", detail=compile_library(ep, str(where / filename))))
+        filename = artifacts.LIBRARIES[family][0]
+        journal.run(BUILD_PHASES[family][0], lambda family=family, filename=filename: Outcome(
+            "passed", detail=artifacts.compile_library(family, ep, str(where / filename))))
 
 
 def pinned(cell: "Cell", check: Callable[[], Outcome],

@@ -116,6 +116,8 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     summaries = [d["summary"] for _, d in docs]
     builds = {"exports": sum(s.get("exports", 0) for s in summaries),
               "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
+              "aoti_reused": sum(s.get("aoti_reused", 0) for s in summaries),
+              "aoti_store_compiles": sum(s.get("aoti_store_compiles", 0) for s in summaries),
               "aoti_compile_seconds": {k: v for s in summaries for k, v in s.get("aoti_compile_seconds", {}).items()},
               "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()}}
     # a merged input names its profiles joined by ", ": each once

@@ -72,6 +72,9 @@ class Stage:
     # CPU): C++ needs the machine's CPU ISAs, detected once per run (compat.child.toolchain), not once per child.
     cpp_on: tuple[str, ...] = ()
     trains: bool = False  # forward and backward, gradients compared: the fuzz tests drive it with gradients too
+    # Runs every dtype in the quick tier too (compat.matrix.tiers): its numerics are what it asks. A stage that trains
+    # does anyway.
+    quick_every_dtype: bool = False
 
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
@@ -87,6 +90,10 @@ class Stage:
     @property
     def fuzzed(self) -> bool:
         return self.not_fuzzed is None
+
+    @property
+    def every_dtype_in_quick_tier(self) -> bool:
+        return self.quick_every_dtype or self.trains
 
     @property
     def group(self) -> str:
@@ -146,7 +153,7 @@ STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
         Stage("eager", "The wrapped op inside the model, run eagerly (forward, under `torch.no_grad()`).", "probe",
-              300.0, check="eager", timed=True),
+              300.0, check="eager", timed=True, quick_every_dtype=True),
         Stage("eager_backward", "The model's forward and backward run eagerly: every differentiable input's and "
                                 "parameter's gradient against the reference's (and its float64 run); each variant "
                                 "of a declaration's choices on inputs of its own; a missing gradient fails.",
@@ -157,7 +164,7 @@ STAGES: dict[str, Stage] = {
               check="opcheck", custom_op_only=True, not_fuzzed=NOT_VALUES),
         *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
                                       f"the graph holds the kernel.", "probe", 600.0, check="compile_model",
-                timed=True, cpp_on=CPU_DEVICES if backend == "inductor" else ())
+                timed=True, cpp_on=CPU_DEVICES if backend == "inductor" else (), quick_every_dtype=backend == "inductor")
           for backend in ("eager", "aot_eager", "inductor")),
         Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
                                  "a second batch size runs without recompiling.", "probe", 600.0,

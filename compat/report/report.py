@@ -101,7 +101,9 @@ class Matrix:
         s = self.doc["summary"]
         counts = ", ".join(f"{n} {k}" for k, n in s["by_outcome"].items() if n)
         text = (f"{s['cells']} cells: {counts}; {s['unexpected']} differ from expectations; {s['exports']} exports "
-                f"and {s['aoti_compiles']} AOTI compiles in {s['wall_seconds']} s")
+                f"and {s['aoti_compiles']} AOTI compiles"
+                + (f" ({s['aoti_reused']} more linked from an identical program's)" if s.get("aoti_reused") else "")
+                + f" in {s['wall_seconds']} s")
         if s.get("environment_failures"):
             text += f"; {s['environment_failures']} environment failures"
         if len(s.get("cells_per_gpu") or {}) > 1:

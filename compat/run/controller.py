@@ -38,6 +38,7 @@ from ..matrix.cells import (
 )
 from ..matrix.stages import STAGES
 from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
+from ..matrix.tiers import in_tier
 from ..processes import stop_descendants
 from ..report import coverage
 from ..report.summary import summary_lines
@@ -127,7 +128,8 @@ class MatrixRun:
 
     @functools.cached_property
     def selected(self) -> list:
-        return [c for c in matrix(self.select) if self.only is None or c.id in self.only]
+        tier = self.config.getoption("compat_tier")
+        return [c for c in matrix(self.select) if (self.only is None or c.id in self.only) and in_tier(c, tier)]
 
     @functools.cached_property
     def recorded_seconds(self) -> dict[str, float]:
@@ -400,6 +402,7 @@ class Controller(MatrixRun):
                    "run_dir": str(self.run_dir), "children": children_mode(self.config),
                    "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
                    "compile_cache": self.compile_cache, "durations": self.durations_path,
+                   "tier": self.config.getoption("compat_tier"),
                    "interrupted": self.interrupted, "baseline": self.baseline.name if self.baseline else None}
         counts = build_counts(self.run_dir)
         counts["children"]["interpreters"] += self.isa_detection is not None  # the ISA detection's own

@@ -38,6 +38,10 @@ OPTIONS = (
                                       "directory, removed after a green run)")),
     (("--compat-cells",), dict(default=None, metavar="FILE", help="run only the cell ids listed in FILE, one per "
                                                                   "line (with the axis options, both apply)")),
+    (("--compat-tier",), dict(default="full", choices=("full", "quick"),
+                              help="full (default): every cell; quick, a PR gate: every stage in float32, the other "
+                                   "dtypes only for eager, compile_inductor and the stages that train; fuzz tests "
+                                   "follow their cells (README: what it would have missed)")),
     (("--compat-fuzz-profile",), dict(default=None, metavar="NAME",
                                       help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
                                            "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")),

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 from filelock import FileLock
 
 from ..atomic import write_atomic
-from ..child import cpp, latency
+from ..child import cpp, latency, packages
 from ..child.artifacts import LIBRARIES, PACKAGE, PROGRAM
 from ..errors import HarnessError
 from ..evidence.outcomes import Outcome
@@ -54,10 +54,11 @@ def base_env() -> dict[str, str]:
 
 
 def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
-    """A cell's child's environment; in a run, with what compat.child.latency needs: where the run's timing locks
-    are, and which stages are timed."""
-    timing = {latency.LOCK_DIR_ENV: str(run_dir), latency.TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed)}
-    return base_env() | dict(DEVICES[cell.device].env) | (timing if run_dir else {})
+    """A cell's child's environment; in a run, with what compat.child.latency needs (where the run's timing locks
+    are, and which stages are timed) and the run's store of AOTI libraries (compat.child.packages)."""
+    run = {latency.LOCK_DIR_ENV: str(run_dir), latency.TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed),
+           packages.STORE_ENV: str(Path(run_dir or ".") / "packages")}
+    return base_env() | dict(DEVICES[cell.device].env) | (run if run_dir else {})
 
 
 def _worker() -> str:
@@ -326,18 +327,22 @@ def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None =
 
 
 def build_counts(run_dir: Path) -> dict[str, Any]:
-    """How many exports and AOTI compiles the run did, how long the compiles took, how many interpreters it started,
-    and any canary's verdict."""
+    """How many exports and AOTI compiles the run's builds did, how long the compiles took, how many libraries they
+    linked from the run's store instead (an identical program compiled already), how many interpreters the run
+    started, and any canary's verdict."""
     artifacts = Path(run_dir) / "artifacts"
     records = {p.parent.name: json.loads(p.read_text()) for p in sorted(artifacts.glob("*/record.json"))}
     builds = [r for name, r in records.items() if name.startswith("build-")]
     library_phases = [BUILD_PHASES[family][0] for family in LIBRARIES]  # "aoti_compile" and its variants
-    compiles = {name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"].get(
-        "compile_seconds") for name, r in records.items() if name.startswith("build-")
-        for phase in library_phases if phase in r["phases"]}
+    made = {name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"]
+            for name, r in records.items() if name.startswith("build-") for phase in library_phases
+            if phase in r["phases"]}
+    compiles = {name: d.get("compile_seconds") for name, d in made.items() if "reused_from" not in d}
     canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
     launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "launchers").glob("*.json"))]
     return {"exports": sum("export" in b["phases"] for b in builds), "aoti_compiles": len(compiles),
-            "aoti_compile_seconds": compiles, "canaries": canaries,
+            "aoti_compile_seconds": compiles, "aoti_reused": len(made) - len(compiles),
+            # every library compiled in the run, the fuzz tests' too: one per key of the store
+            "aoti_store_compiles": len(list((Path(run_dir) / "packages").glob("*/record.json"))), "canaries": canaries,
             "children": {"mode": ", ".join(sorted({ln["mode"] for ln in launchers})) or None,
                          "interpreters": sum(ln["interpreters"] for ln in launchers)}}
