@@ -1,7 +1,10 @@
 """The quick tier (--compat-tier quick): which cells it keeps, what it would miss on recorded results, and that the
 run collects exactly those cells."""
 
+import gzip
+import json
 import re
+from pathlib import Path
 
 from compat.matrix.cells import matrix, parse_cell_id
 from compat.matrix.stages import STAGES
@@ -51,3 +54,22 @@ def test_a_quick_run_collects_the_quick_cells(project):
 
     assert ids(quick) == {i for i in ids(full) if in_tier(parse_cell_id(i, "test"), "quick")}
     assert ids(quick) < ids(full) and any("float16" in i for i in ids(quick))
+
+
+def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_evidence_shows():
+    root = Path(__file__).resolve().parent.parent
+    doc = json.loads(gzip.decompress((root / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3"
+                                                          ".json.gz").read_bytes()))
+    cells, cell_triples = missed(r for r in doc["cells"] if r["axes"]["device"] == "cuda")
+    fuzz, fuzz_triples = missed(r for r in doc["fuzz"] if r["axes"]["device"] == "cuda")
+    cuda = matrix({"device": ["cuda"]})
+    readme = " ".join((root / "README.md").read_text().split())
+    said = (f"every stage in float32, and float16 and bfloat16 only for `eager`, `compile_inductor` and the stages "
+            f"that train; fuzz tests follow their cells ({sum(in_tier(c, 'quick') for c in cuda):,} of the "
+            f"{len(cuda):,} CUDA cells)")
+    assert said in readme
+    assert f"{len(cells)} of the {cell_triples:,} (kernel, style, stage) triples" in readme
+    assert f"{len(fuzz)} of {fuzz_triples:,} fuzz triples" in readme
+    assert cells == ["silu_tma-raw_jit-aoti_strict-cuda"]
+    assert fuzz == ["axpy_inplace-autotune_reset_to_zero_triton_op-compile_dynamic-cuda",
+                    "axpy_inplace-autotune_triton_op-compile_dynamic-cuda", "silu_out-custom_op-aoti_strict-cuda"]
