@@ -117,3 +117,27 @@ def test_the_reproducer_command_reruns_one_example_in_the_cells_environment():
     assert '"TRITON_INTERPRET": "1"' in done.stdout and '"strided": 1' in done.stdout
     bad = subprocess.run(cmd[:-1] + ['{"shape": [3]}'], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "--example: not an example's JSON" in bad.stderr
+
+
+def test_shrinking_a_new_finding_stops_at_its_bound(monkeypatch):
+    """A property that fails on every view, slowly (the explicit examples, contiguous, pass; a generated view fails
+    and is shrunk): unbounded, Hypothesis made 224 calls in 36 s here; bounded, it stops soon after the bound and
+    still reports a falsifying example."""
+    import time
+
+    from compat.child import fuzz as fuzzing
+    from hypothesis.internal.conjecture import engine
+
+    monkeypatch.setattr(fuzzing, "SHRINK_SECONDS", 0.5)
+    calls = []
+
+    def slow_and_wrong(x):
+        calls.append(x.numel())
+        time.sleep(0.05)
+        return reference(x) + (not x.is_contiguous())
+
+    outcome = run(slow_and_wrong)
+    assert outcome.kind == "mismatch" and "example" in outcome.detail
+    # 25 draws at most, then shrinking for 0.5 s of 0.05 s calls (a slower machine makes fewer calls, not more).
+    assert len(calls) <= 25 + 0.5 / 0.05 + 5
+    assert engine.MAX_SHRINKING_SECONDS == 300  # put back

@@ -14,6 +14,7 @@ example, printed as the command that reproduces it. Which child fuzzes what is c
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import re
@@ -27,6 +28,7 @@ import torch
 import torch._dynamo.config
 from hypothesis import example as explicit
 from hypothesis import given
+from hypothesis.internal.conjecture import engine as hypothesis_engine
 
 from ..errors import HarnessError
 from ..evidence import outcomes
@@ -76,6 +78,9 @@ if TYPE_CHECKING:
 REFUSAL = re.compile(r"contiguous|stride|align|storage.offset", re.IGNORECASE)
 EXPORT_HINT = 4099  # the dynamic dimension's size in the example export traces with: no block multiple, not 0 or 1
 RECOMPILE_LIMIT = 64  # compiled functions meet many ranks and sizes; past the limit they fail, never run eager
+# Shrinking a new finding stops after this many seconds (Hypothesis's own bound is 300; a finding took 36 s on
+# average inside the gate). A recorded finding is replayed as an explicit example, which is never shrunk.
+SHRINK_SECONDS = 30
 
 
 def reproducer(cell: "Cell", example) -> str:
@@ -210,7 +215,8 @@ def fuzz(cell: "Cell", made: list, reference: Callable | None, exported: bool, p
         test = profile_settings(profile)(test)
     start = time.monotonic()
     try:
-        test()
+        with _shrinking_bounded(SHRINK_SECONDS):
+            test()
     except HarnessError:
         raise  # the declaration's fault or the comparison's, not the example's: a harness error
     except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
@@ -228,6 +234,17 @@ def fuzz(cell: "Cell", made: list, reference: Callable | None, exported: bool, p
         return Outcome("failed", "NoEvidence", "no example had a finite, nonzero eager output to compare against",
                        detail=detail)
     return Outcome("passed", detail=detail)
+
+
+@contextlib.contextmanager
+def _shrinking_bounded(seconds: float):
+    """Hypothesis has no setting for it: its engine reads this module constant when shrinking starts."""
+    before = hypothesis_engine.MAX_SHRINKING_SECONDS
+    hypothesis_engine.MAX_SHRINKING_SECONDS = seconds
+    try:
+        yield
+    finally:
+        hypothesis_engine.MAX_SHRINKING_SECONDS = before
 
 
 # ---- tasks ------------------------------------------------------------------------------------------------------
