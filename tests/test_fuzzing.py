@@ -125,8 +125,9 @@ def test_shrinking_a_new_finding_stops_at_its_bound(monkeypatch):
     still reports a falsifying example."""
     import time
 
-    from compat.child import fuzz as fuzzing
     from hypothesis.internal.conjecture import engine
+
+    from compat.child import fuzz as fuzzing
 
     monkeypatch.setattr(fuzzing, "SHRINK_SECONDS", 0.5)
     calls = []
