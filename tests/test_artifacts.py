@@ -7,9 +7,13 @@ import warnings
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from compat.child import artifacts
 from compat.child.checks import INFERENCE_MODE, check_batches, models
+from compat.errors import HarnessError
+from compat.evidence import outcomes
 from compat.matrix.cells import Cell
 
 CELL = Cell("silu", "triton_op_cpu_fallback", "export_nonstrict", "float32", "cpu")
@@ -55,3 +59,17 @@ def test_a_run_is_checked_under_no_grad_then_inference_mode(fails_in_inference_m
         assert both.detail["grad_mode"] == "inference_mode"
     else:
         assert both.kind == "passed"
+
+
+def test_an_output_whose_size_is_a_traced_symbol_fails_the_cell_not_the_comparison():
+    """The static strict export of a subclass built in forward returned a tensor of size (u0, 128) on the H100:
+    reading its size raises for a user too, so it is the cell's outcome; inside the comparison it was a harness
+    error that ended the whole probe child."""
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        leaked = torch.ones(4, 64).nonzero()  # its first size is an unbacked symbol
+    _, reference = models(CELL)
+    with pytest.raises(GuardOnDataDependentSymNode) as raised:  # the phase records it as the cell's outcome
+        check_batches(lambda *args: leaked, reference, CELL)
+    assert not isinstance(raised.value, HarnessError)
+    outcome = outcomes.from_exception(raised.value)
+    assert outcome.kind == "failed" and "data-dependent expression u0" in outcome.message

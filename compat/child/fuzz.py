@@ -66,6 +66,7 @@ from .checks import (
     graph_targets,
     kernel_outputs,
     missing_node,
+    produced,
     proof,
     reference_gradients64,
 )
@@ -147,7 +148,7 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
             except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
                 tally.refuse(name, example, exc)
                 continue
-            got, outputs = kernel_outputs(got), kernel_outputs(want)
+            got, outputs = produced(got), kernel_outputs(want)
             labels = names if len(names) == len(outputs) else [f"output {i}" for i in range(len(outputs))]
             if len(got) != len(outputs):
                 raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
