@@ -129,3 +129,28 @@ def test_outside_a_run_the_library_is_compiled_here(tmp_path, monkeypatch):
     monkeypatch.delenv(packages.STORE_ENV, raising=False)
     assert packages.compiled_once("k" * 32, str(tmp_path / "p"), lambda: {"compile_seconds": 1.0}) == {
         "compile_seconds": 1.0}
+
+
+def test_a_program_the_key_cannot_read_is_compiled_unshared_with_the_compilers_own_outcome(tmp_path, monkeypatch):
+    """On the H100 a tensor subclass's constant stopped the key (`.numpy() is not supported for tensor subclasses`)
+    and that error became the AOTI cells' outcome in place of Inductor's own: the key never decides an outcome."""
+    from compat.child import artifacts
+
+    monkeypatch.setenv(packages.STORE_ENV, str(tmp_path / "store"))
+    ep = _export(CELL, False)
+
+    def unreadable(*args):
+        raise RuntimeError(".numpy() is not supported for tensor subclasses.")
+
+    def inductor_fails(ep, path):
+        raise RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor)")
+
+    monkeypatch.setattr(packages, "program_key", unreadable)
+    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (artifacts.PACKAGE, inductor_fails, None))
+    with pytest.raises(RuntimeError, match="Cannot access data pointer"):
+        artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
+    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (artifacts.PACKAGE, lambda ep, path: {"compile_seconds": 1.0},
+                                                      None))
+    detail = artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
+    assert detail["compile_seconds"] == 1.0 and detail["package_key"] is None and ".numpy()" in detail["unkeyed"]
+    assert not (tmp_path / "store").exists()

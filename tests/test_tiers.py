@@ -72,4 +72,7 @@ def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_ev
     assert f"{len(fuzz)} of {fuzz_triples:,} fuzz triples" in readme
     assert cells == ["silu_tma-raw_jit-aoti_strict-cuda"]
     assert fuzz == ["axpy_inplace-autotune_reset_to_zero_triton_op-compile_dynamic-cuda",
-                    "axpy_inplace-autotune_triton_op-compile_dynamic-cuda", "silu_out-custom_op-aoti_strict-cuda"]
+                    "axpy_inplace-autotune_triton_op-compile_dynamic-cuda",
+                    *(f"silu-triton_op_subclass-{stage}-cuda" for stage in ("compile_aot_eager", "compile_dynamic",
+                                                                             "compile_eager")),
+                    "silu_out-custom_op-aoti_strict-cuda"]

@@ -133,8 +133,18 @@ if set(LIBRARIES) != set(PACKAGED):
 
 
 def compile_library(family: str, ep, path: str) -> dict[str, Any]:
-    """`family`'s library of `ep` at `path`: compiled once per distinct program in a run (compat.child.packages)."""
-    return packages.compiled_once(packages.program_key(ep, family), path, lambda: LIBRARIES[family][1](ep, path))
+    """`family`'s library of `ep` at `path`: compiled once per distinct program in a run (compat.child.packages).
+    A program the key cannot read is compiled here, unshared: keying is the harness's saving, never a cell's
+    outcome (a tensor subclass's constant stopped it with its own error on the H100)."""
+
+    def compile_here() -> dict[str, Any]:
+        return LIBRARIES[family][1](ep, path)
+
+    try:
+        key = packages.program_key(ep, family)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the key, the compile is the cell's observation
+        return {**compile_here(), "package_key": None, "unkeyed": f"{type(exc).__name__}: {exc}"[:300]}
+    return packages.compiled_once(key, path, compile_here)
 
 
 def library(family: str, device: str) -> Callable[[Any, Path], Artifacts]:

@@ -584,14 +584,16 @@ def kernel_outputs(value) -> tuple:
 
 
 def produced(value) -> tuple:
-    """An artifact's outputs, each tensor's size read as a user's code reads it first: a size that is a traced
-    symbol and no number (tracing leaked into the artifact: the static strict export of a subclass built in forward)
-    raises here, as the cell's outcome, since it raises for its users too, not inside the comparison, whose own
-    errors are the harness's."""
+    """An artifact's outputs, each tensor's size and values read as a user's code reads them (its non-finite
+    values counted): an output that holds no values, a fake tensor of tracing or a size that is a traced symbol
+    (tracing leaked into the artifact: the static strict export of a subclass built in forward returned one on the
+    H100), raises here, as the cell's outcome, since it raises for its users too; inside the comparison, whose own
+    errors are the harness's, it ended the whole probe child."""
     outputs = kernel_outputs(value)
     for out in outputs:
         if isinstance(out, torch.Tensor):
             tuple(int(size) for size in out.shape)
+            int((~torch.isfinite(out)).sum())
     return outputs
 
 

@@ -162,9 +162,11 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
           rewrite=PACKAGE_API),
     Known(r"torch\.fx\.experimental\.symbolic_shapes\.GuardOnDataDependentSymNode", r"data-dependent expression u\d+",
           key="subclass_static_data_dependent", styles=("triton_op_subclass",), stages=("export_static_strict",),
-          reason="the strict static export's module returns a tensor whose size is an unbacked symbol: the subclass "
-                 "built inside forward leaks a traced size through flat_apply, and reading the output's shape (to "
-                 "compare it) fails. With a dynamic batch the same leak returns a symbolic (s, 128) shape instead",
+          reason="the strict static export's module returns a tensor that holds no values: the subclass built "
+                 "inside forward leaks tracing through flat_apply. Its size reads as numbers; reading its values "
+                 "(counting the non-finite ones, as a user's check would) meets an unbacked symbol (measured on the "
+                 "H100, torch 2.11: compat.child.checks.produced). With a dynamic batch the same leak returns a "
+                 "symbolic (s, 128) shape instead",
           rewrite="pass the subclass in as an input"),
     Known("RuntimeError", r"CUDA driver error: invalid argument", key="tma_cpp_wrapper_driver_error", kernels=("silu_tma",), styles=("raw_jit",),
           stages=("compile_cpp_wrapper",),
