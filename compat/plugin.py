@@ -36,8 +36,8 @@ def pytest_addoption(parser):
     for axis in AXES:
         parser.addini(f"compat_{axis}s", default=None, help=f"the {axis} names to run unless --compat-{axis}s says")
     parser.addini("compat_children", default=None,
-                  help="how children start, forked or fresh (--compat-children overrides it): fresh for a cases "
-                       "module whose import initialises CUDA")
+                  help="how children start, forked or fresh (--compat-children overrides it): fresh for a "
+                       "platform without fork")
     parser.addini("compat_require_declared", type="args", default=[],
                   help="torch.library namespaces whose every registered op must be declared as shipped (compat.Op)")
 

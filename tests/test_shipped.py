@@ -1,7 +1,8 @@
 """Ops as shipped (compat.Op, style as_shipped) and the contract's parts real kernels need: a user's op is proved by
 what it launched, never reported missing; choices, unions, optional tensors, explicit configs, saved tensors and a
 backward that writes are declared and run; a declaration's fault is a harness error naming it; a cases module that
-initialises CUDA is named before any cell runs; the ops of a namespace are listed with their declarations."""
+reads the GPU at import runs with forked children, imported after the fork; the ops of a namespace are listed with
+their declarations."""
 
 import json
 import os
@@ -18,8 +19,9 @@ from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton
 
 from compat import Backward, Dim, Kernel, Module, OneOf, Op, Scalar, Tensor, Tunable
 from compat.child import launches
-from compat.errors import RegistryError
+from compat.errors import CompatError, RegistryError
 from compat.evidence.expectations import cell_view
+from compat.matrix.cases import import_cases
 from compat.matrix.cells import Cell, why_not_applicable
 from compat.matrix.contract import GIVEN
 from compat.matrix.kernels import launch_silu, silu_kernel, silu_reference
@@ -230,19 +232,36 @@ def test_a_first_accept_creates_the_expectations_file_it_is_told_to_write(projec
 
 @pytest.mark.parametrize("reads", ["props = torch.cuda.get_device_properties(0)",
                                    "DEVICE = triton.runtime.driver.active.get_active_torch_device()"])
-def test_a_cases_module_that_initialises_cuda_at_import_is_named_before_any_cell_runs(project, reads):
-    # As Triton's tutorials do; on a machine without a GPU the call fails, which the module here ignores.
-    project.makepyfile(tutorial_cases=f"import torch, triton\ntry:\n    {reads}\nexcept Exception:\n    pass\n")
-    project.makeini("[pytest]\ncompat_cases = tutorial_cases\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    # What the module did, with its file and line; on this CPU machine, a probe for a GPU there is none of.
-    did = "initialises CUDA" if torch.cuda.is_available() else "probes for a GPU (none here*"
-    result.stderr.fnmatch_lines([f"*compat_cases: importing 'tutorial_cases' {did}: *, called at "
-                                 "*tutorial_cases.py:3.*every cell would fail at its first CUDA call. Fix: read the "
-                                 "device when a launch first needs it*--compat-children=fresh, or compat_children = "
-                                 "fresh in the pytest ini*"])
-    assert not (project.path / "r.json").exists()
+def test_a_cases_module_that_reads_the_gpu_at_import_runs_with_forked_children(project, reads):
+    """As Triton's tutorials do (on a machine without a GPU the call fails, which the module here ignores): the
+    run finds that its import touches CUDA, its warm servers leave it to each child, which imports it after its
+    fork; the default workers and children run it, and the children did import it."""
+    project.makepyfile(tutorial_cases=f"import os, pathlib, torch, triton\ntry:\n    {reads}\nexcept Exception:\n"
+                                      f"    pass\npathlib.Path('imported-by').joinpath(str(os.getpid())).touch()\n")
+    (project.path / "imported-by").mkdir()
+    project.makeini("[pytest]\ncompat_cases = tutorial_cases compat.matrix.kernels\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json",
+                                          "--compat-kernels=silu", "--compat-styles=triton_op_cpu_fallback",
+                                          "--compat-stages=eager,compile_inductor", "--compat-devices=cpu",
+                                          "--compat-dtypes=float32")
+    result.assert_outcomes(passed=2)
+    doc = json.loads((project.path / "r.json").read_text())
+    assert doc["options"]["children"] == "forked"
+    children = {str(c["outcome"]["detail"]["child"]["pid"]) for c in doc["cells"]}
+    assert children and children <= {p.name for p in (project.path / "imported-by").iterdir()}
+
+
+def test_a_module_the_warm_server_imports_that_touches_cuda_is_named_with_the_fix(tmp_path, monkeypatch):
+    """A warm server forks: an import of its that touches CUDA (one a cases module imports in turn, which the run
+    did not see first) is refused, naming the module, where, and what to do."""
+    (tmp_path / "gpu_reading_cases_for_test.py").write_text(
+        "import torch\ntry:\n    torch.cuda.get_device_properties(0)\nexcept Exception:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gpu_reading_cases_for_test", raising=False)
+    with pytest.raises(CompatError, match="the warm server: importing 'gpu_reading_cases_for_test' (probes for a "
+                                          "GPU|initialises CUDA)") as refused:
+        import_cases(["gpu_reading_cases_for_test"], "the warm server")
+    assert "name the module in compat_cases" in str(refused.value)
 
 
 def test_the_ini_says_children_start_fresh_and_a_cuda_reading_cases_module_then_runs(project):

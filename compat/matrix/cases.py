@@ -1,11 +1,10 @@
 """Importing the modules that declare a user's kernels and ops (`compat_cases`), in the run's process, its warm
-servers and its children alike: a module that cannot be imported, or that initialises CUDA as it is imported, is named
-with what to do, before any cell runs.
+servers and its children alike: a module that cannot be imported is named with the error, before any cell runs.
 
-Why CUDA at import matters: each warm server imports the cases modules once and forks a child per task. A process
-that initialised CUDA (torch's `_lazy_init`, or Triton's driver, which a cases module reaches by reading the device's
-properties at import, as Triton's tutorials do) cannot hand CUDA to a forked child: every child would fail at its
-first CUDA call.
+A module that initialises CUDA as it is imported (torch's `_lazy_init`, or Triton's driver, which a cases module
+reaches by reading the device's properties at import, as Triton's tutorials and real libraries that pick kernels by
+GPU model do) is found where the run imports it first, and imported by each child after its fork, never by the warm
+servers: a process that initialised CUDA cannot hand it to a forked child, whose every CUDA call would then fail.
 """
 
 from __future__ import annotations
@@ -19,9 +18,10 @@ from typing import Iterable, Iterator
 from ..errors import CompatError
 
 CASES_GROUP = "triton_export_compat.cases"  # entry points of installed packages that declare kernels
-FIX = ("read the device when a launch first needs it (inside a function, cached with functools.cache), not at "
-       "import; or start children fresh (a new interpreter per task: slower): --compat-children=fresh, or "
-       "compat_children = fresh in the pytest ini")
+FIX = ("name the module in compat_cases (a run imports those in each child, after its fork, where their import "
+       "touches CUDA); or read the device when a launch first needs it (inside a function, cached with "
+       "functools.cache), not at import; or start children fresh (a new interpreter per task: slower): "
+       "--compat-children=fresh, or compat_children = fresh in the pytest ini")
 
 
 def installed_case_modules() -> list[str]:
@@ -79,10 +79,12 @@ def _caller() -> str:
     return "an import"
 
 
-def import_cases(modules: Iterable[str], where: str = "compat_cases", forks: bool = True) -> None:
-    """Import each module, refusing one that cannot be imported or, where the process's children are forked from
-    warm servers (`forks`), one that initialises CUDA as it is imported (CompatError, naming the module, the call and
-    the fix). A module imported before is not imported again, nor checked."""
+def import_cases(modules: Iterable[str], where: str = "compat_cases", forks: bool = True) -> list[str]:
+    """Import each module, refusing one that cannot be imported or, where this process forks children (`forks`: a
+    warm server), one that initialises CUDA as it is imported (CompatError, naming the module, the call and the
+    fix). Returns the modules whose import initialised CUDA, or probed for it: a run's warm servers leave those to
+    their children. A module imported before is not imported again, nor checked."""
+    touched = []
     for module in modules:
         with cuda_initialisations() as calls:
             try:
@@ -95,6 +97,9 @@ def import_cases(modules: Iterable[str], where: str = "compat_cases", forks: boo
 
             did = ("initialises CUDA" if torch.cuda.is_available() else
                    "probes for a GPU (none here: on a GPU runner the same call initialises CUDA)")
-            raise CompatError(f"{where}: importing {module!r} {did}: {calls[0]}. The run's warm servers import it "
-                              f"and then fork a child per task, and a forked child cannot use a CUDA the parent "
-                              f"initialised, so every cell would fail at its first CUDA call. Fix: {FIX}")
+            raise CompatError(f"{where}: importing {module!r} {did}: {calls[0]}. This process forks a child per "
+                              f"task, and a forked child cannot use a CUDA the parent initialised, so every cell "
+                              f"would fail at its first CUDA call. Fix: {FIX}")
+        if calls:
+            touched.append(module)
+    return touched

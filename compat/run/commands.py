@@ -285,7 +285,9 @@ def _fuzz(args: argparse.Namespace) -> int:
     task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
     with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
         # The child imports the repository's cases as a run's children do: a user's reproducer runs their op.
-        launcher = Launcher(Path(workdir), imports=args.repository_cases, paths=args.repository_paths)
+        # Imported after the fork: one child either way, and a module that reads the GPU at import still runs.
+        launcher = Launcher(Path(workdir), imports=args.repository_cases, paths=args.repository_paths,
+                            after_fork=args.repository_cases)
         try:
             outcome = launcher.run(task, {"cell": cell.id, **task_args}, workdir=Path(workdir) / "child",
                                    env=child_env(cell), timeout=timeout).outcome(cell.stage, among=("export", cell.stage))

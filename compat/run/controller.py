@@ -61,7 +61,9 @@ class MatrixRun:
     def __init__(self, config, cases: tuple[str, ...], run_dir: Path):
         self.config, self.cases, self.run_dir = config, cases, run_dir
         # Before any name is checked: they add kernels to the registries.
-        import_cases(cases, forks=children_mode(config) == "forked")
+        # Where one touches CUDA as it is imported, the warm servers import none of them: each child imports them
+        # after its fork (this process and its workers fork nothing, so CUDA may be initialised here).
+        self.after_fork = tuple(cases) if import_cases(cases, forks=False) else ()
         self.accept = config.getoption("compat_accept")
         named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
         default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
@@ -241,7 +243,7 @@ class MatrixRun:
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
         launcher = Launcher(self.run_dir, children_mode(self.config), imports=self.cases,
                             paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE),
-                            private_caches=self.private_caches)
+                            private_caches=self.private_caches, after_fork=self.after_fork)
         self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds

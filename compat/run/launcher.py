@@ -248,13 +248,16 @@ class Launcher:
     fresh interpreter per task."""
 
     def __init__(self, run_dir: Path, mode: str = DEFAULT_MODE, imports: tuple[str, ...] = (),
-                 paths: tuple[str, ...] = (), isa_file: str | None = None, private_caches: tuple[str, ...] = ()):
+                 paths: tuple[str, ...] = (), isa_file: str | None = None, private_caches: tuple[str, ...] = (),
+                 after_fork: tuple[str, ...] = ()):
         """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them;
-        `private_caches`: the compiler caches (their variables) each child starts empty, removed when it ends."""
+        `private_caches`: the compiler caches (their variables) each child starts empty, removed when it ends;
+        `after_fork`: those of `imports` the warm servers leave to each child (their import touches CUDA)."""
         if mode not in MODES:
             raise ValueError(f"children are started {' or '.join(MODES)}, not {mode!r}")
         self.run_dir, self.mode, self.isa_file = Path(run_dir), mode, isa_file
         self.imports, self.paths, self.private_caches = tuple(imports), tuple(paths), private_caches
+        self.after_fork = tuple(after_fork)
         self.servers: dict[tuple, Server] = {}
         self.started = 0  # interpreters this launcher started: servers, or fresh children
         self.cpu_seconds = 0.0  # the CPU time of every child this launcher ran, compilers included
@@ -267,7 +270,8 @@ class Launcher:
     def _server(self, env: dict[str, str]) -> Server:
         key = tuple(sorted(env.items()))
         if key not in self.servers:
-            full = self._env(env) | {IMPORTS_ENV: ",".join(self.imports), NVML_CHECK: "1"}
+            preloaded = [m for m in self.imports if m not in self.after_fork]
+            full = self._env(env) | {IMPORTS_ENV: ",".join(preloaded), NVML_CHECK: "1"}
             if NVML_CHECK in os.environ:
                 full[USER_NVML_CHECK] = os.environ[NVML_CHECK]
             worker = os.environ.get("PYTEST_XDIST_WORKER", "main")

@@ -50,9 +50,10 @@ OPTIONS = (
                                                "must be declared as shipped (compat.Op): the run fails naming the "
                                                "others (default: ini compat_require_declared)")),
     (("--compat-children",), dict(default=None, choices=MODES,
-                                  help=f"how children start: forked from a warm server per worker (fast) or fresh "
-                                       f"interpreters (for a cases module whose import initialises CUDA); default: "
-                                       f"ini compat_children, else {DEFAULT_MODE}")),
+                                  help=f"how children start: forked from a warm server per worker (fast; a cases "
+                                       f"module whose import touches CUDA is imported by each child after its "
+                                       f"fork) or fresh interpreters; default: ini compat_children, else "
+                                       f"{DEFAULT_MODE}")),
     (("--compat-compile-cache",), dict(default="kernels", choices=tuple(COMPILE_CACHES),
                                        help="kernels (default): Triton's compiled kernels shared by the run's "
                                             "workers, Inductor's caches empty in each child; child: both empty in "
