@@ -125,6 +125,21 @@ def test_the_answers_come_first_and_nothing_scrolls_sideways_at_1000_px(browser,
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
 
 
+def test_the_measured_chart_is_the_first_table_and_fits_one_screen_at_1000_px(browser, committed):
+    from selenium.webdriver.common.by import By
+
+    page, _ = committed
+    browser.set_window_size(1000, 800)
+    browser.get(page.as_uri())
+    first = browser.find_element(By.CSS_SELECTOR, "table")
+    assert "measured" in first.get_attribute("class")
+    bottom = first.location["y"] + first.size["height"]
+    height, width = browser.execute_script("return [window.innerHeight, window.innerWidth]")
+    assert bottom <= height and first.size["width"] <= width, (bottom, height, first.size)
+    cell = first.find_element(By.CSS_SELECTOR, "td[title]")
+    assert re.match(r"\d+ kernels; ", cell.get_attribute("title"))  # what the glyph stands on, on hover
+
+
 QUESTIONS = {  # which style gives me ...
     "non-strict export, AOTI and gradients": ["export_nonstrict", "aoti", "gradients"],
     "AOTI from C++ with gradients under compile": ["aoti_cpp", "gradients"],

@@ -18,6 +18,7 @@ from typing import Any
 from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 from ..matrix.cells import dtypes_braced, split_cell_id
 from ..matrix.styles import FAMILIES, STYLES
+from . import chart as measured_chart
 from .recommend import INTRO, answers, describe_missing, goals
 from .report import (
     DTYPE,
@@ -391,16 +392,50 @@ def _kernel_href(kernel: str) -> str:
     return f"{KERNEL_PAGES}/{kernel}.html"
 
 
+def _measured_chart(docs: Docs) -> list[str]:
+    """The measured chart (compat.report.chart) as the index's first table; each cell's note on hover and below."""
+    device = docs.recommend["device"]
+    if not device:
+        return []
+    cells = {(c.style, c.group): c for c in measured_chart.chart(docs.doc, docs.verdicts, device)}
+    if not any(c.kernels for c in cells.values()):  # a repository of its own ops: no canonical style ran
+        return []
+    legend = "; ".join(f"{glyph} {_esc(words)}" for glyph, words in measured_chart.CLASSES.values())
+    out = [f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
+           f'<p class="meta">Each cell is the worst any kernel showed; its number: on how many kernels it was '
+           f"measured; hover or open the notes for each kernel's class. Non-strict export for save/load and AOTI. "
+           f"{legend}; — not measured.</p>",
+           '<table class="plain measured"><thead><tr><th>style</th>'
+           + "".join(f"<th>{_esc(group)}</th>" for group, _ in measured_chart.GROUPS) + "</tr></thead><tbody>"]
+    notes = []
+    for style, label in measured_chart.CANONICAL:
+        row = [f"<th>{_code(label)}</th>"]
+        for group, _ in measured_chart.GROUPS:
+            cell = cells[(style, group)]
+            if cell.worst is None:
+                row.append("<td>—</td>")
+                continue
+            notes.append(f"<li>{_code(label)}, {_esc(group)}: {_esc(cell.note())}</li>")
+            row.append(f'<td title="{_esc(cell.note())}">{measured_chart.CLASSES[cell.worst][0]} '
+                       f"{len(cell.kernels)}</td>")
+        out.append("<tr>" + "".join(row) + "</tr>")
+    return out + ["</tbody></table>", "<details><summary>The kernels behind each cell</summary><ul>", *notes,
+                  "</ul></details></section>"]
+
+
 def html_page(doc: dict, source: str) -> str:
-    """The index: which style to use (the answers, the reader's own choice, the goals), the chart, the styles by
-    family, a line per kernel linking its page (kernel_html_pages), latency."""
+    """The index: the measured chart, which style to use (the answers, the reader's own choice, the goals), the
+    tutorial chart's claims measured otherwise, the styles by family, a line per kernel linking its page
+    (kernel_html_pages), latency."""
     docs = Docs(doc)
     caps = "".join(f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
                    for c in docs.recommend["capabilities"])
+    chart_section = _measured_chart(docs)
     out = [*_head("Triton kernel wrapping styles: support matrix"),
            "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>", *_ran_on(docs, source),
-           "<nav>" + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
-           + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>",
+           "<nav>" + ('<a href="#chart">The measured chart</a>' if chart_section else "")
+           + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
+           + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>", *chart_section,
            '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
            + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend)) + "</ul>"
            f'<p class="meta">Tick what you need; on '

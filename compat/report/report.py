@@ -17,6 +17,7 @@ from ..evidence.versions import chart_rows, collect
 from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
 from ..matrix.styles import FAMILIES, STYLES
+from . import chart as measured_chart
 from . import timings
 from .recommend import answers as recommend_answers
 from .recommend import markdown as recommend_markdown
@@ -373,10 +374,15 @@ def _header(docs: "Docs", source: str, title: str) -> list[str]:
 
 
 def markdown(doc: dict[str, Any], source: str) -> str:
-    """The index for GitHub: the answers, the chart, the styles by family, one line per kernel linking its page
-    (kernel_pages), latency."""
+    """The index for GitHub: the measured chart, the answers, the tutorial chart's claims measured otherwise, the
+    styles by family, one line per kernel linking its page (kernel_pages), latency."""
     docs = Docs(doc)
-    out = _header(docs, source, "Support matrix") + recommend_markdown(docs.recommend)
+    out = _header(docs, source, "Support matrix")
+    device = docs.recommend["device"]
+    cells = measured_chart.chart(doc, docs.verdicts, device) if device else []
+    if any(c.kernels for c in cells):  # a repository of its own ops runs no canonical style
+        out += measured_chart.markdown(cells, device)
+    out += recommend_markdown(docs.recommend)
     chart = docs.chart()
     if chart:
         out += ["### What the tutorial's chart claims, where this run measured otherwise", "",

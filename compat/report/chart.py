@@ -1,0 +1,119 @@
+"""The measured chart: the tutorial's question (which way of wrapping a Triton kernel survives which stage) answered
+from a results file, for the four canonical styles, one glyph per (style, stage group), over every kernel the style
+ran on the device the answers speak for.
+
+A kernel's class at a group is the worst over the group's stages and dtypes; the glyph is the worst over the kernels,
+so a glyph never claims more than every kernel showed, and the cell's note names the kernels of each class:
+
+- works, fuzz-verified: every cell passed on the model and its fuzz test (the package's, for a C++ cell) passed;
+- works, not fuzzed: passed on the model, with no passing fuzz record;
+- contiguous inputs only: the fuzz tests found it wrong or raising on a non-contiguous input only;
+- silently wrong: wrong values without an error, on the model or on a contiguous generated input;
+- fails: an error, a crash or a hang (on the model, or raising on a contiguous generated input).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..evidence.verdicts import Verdict
+from ..matrix.cells import package_cell_of
+
+CANONICAL = (("raw_jit", "raw `@triton.jit`"), ("triton_op", "`triton_op` + `wrap_triton`"),
+             ("custom_op", "`custom_op`"), ("autograd_function", "`autograd.Function`"))
+GROUPS = (("eager", ("eager",)), ("compile", ("compile_inductor",)), ("compile, grads", ("compile_backward",)),
+          ("dynamic", ("compile_dynamic",)), ("CUDA graphs", ("compile_cudagraphs",)),
+          ("export strict", ("export_strict",)), ("export non-strict", ("export_nonstrict",)),
+          ("save/load", ("save_load_nonstrict",)), ("AOTI Python", ("aoti_nonstrict",)),
+          ("AOTI C++", ("aoti_cpp_nonstrict",)))
+# Best first: a kernel's class is the last of these any of its cells has.
+CLASSES = {"verified": ("✅", "works, fuzz-verified"), "unfuzzed": ("☑️", "works, not fuzzed"),
+           "contiguous": ("🟨", "works for contiguous inputs only"), "wrong": ("≠", "silently wrong"),
+           "fails": ("❌", "fails")}
+ORDER = list(CLASSES)
+
+
+def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
+    """One cell's class (None: not run here). `fuzz`: the fuzz record of the cell, or of the package it runs."""
+    if verdict.kind == "skipped":
+        return None
+    if verdict.kind == "passes":
+        return "verified" if fuzz is not None and fuzz["outcome"]["kind"] == "passed" else "unfuzzed"
+    if verdict.kind in ("wrong_some", "errors_some"):
+        example = (fuzz or {}).get("outcome", {}).get("detail", {}).get("example") or {}
+        if example.get("layout", "contiguous") != "contiguous":
+            return "contiguous"
+        return "wrong" if verdict.kind == "wrong_some" else "fails"
+    return "wrong" if verdict.kind == "wrong" else "fails"
+
+
+@dataclass
+class ChartCell:
+    style: str
+    group: str
+    kernels: dict[str, str]  # kernel -> its class here
+
+    @property
+    def worst(self) -> str | None:
+        return max(self.kernels.values(), key=ORDER.index) if self.kernels else None
+
+    def note(self) -> str:
+        """Each class's kernels, best first: what the glyph stands on."""
+        if not self.kernels:
+            return "not measured"
+        parts = []
+        for cls in ORDER:
+            named = sorted(k for k, c in self.kernels.items() if c == cls)
+            if named:
+                parts.append(f"{CLASSES[cls][1]}: {', '.join(named)}")
+        return f"{len(self.kernels)} kernels; " + "; ".join(parts)
+
+
+def chart(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[ChartCell]:
+    """Every (canonical style, group) cell of the chart, from the results' cells on `device`."""
+    fuzz = {f["id"]: f for f in doc.get("fuzz") or []}
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    group_of = {stage: group for group, stages in GROUPS for stage in stages}
+    for c in doc["cells"]:
+        a = c["axes"]
+        if a["device"] != device or a["style"] not in dict(CANONICAL) or a["stage"] not in group_of:
+            continue
+        cls = cell_class(verdicts[c["id"]], fuzz.get(package_cell_of(c["id"]) or c["id"]))
+        if cls is None:
+            continue
+        kernels = found.setdefault((a["style"], group_of[a["stage"]]), {})
+        kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=ORDER.index)
+    return [ChartCell(style, group, found.get((style, group), {})) for style, _ in CANONICAL for group, _ in GROUPS]
+
+
+def markdown(cells: list[ChartCell], device: str) -> list[str]:
+    """The chart as the first table of a page, its notes lettered below it."""
+    by_key = {(c.style, c.group): c for c in cells}
+    legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
+    out = [f"## Which style survives which stage, measured on {device}", "",
+           "The tutorial's chart, from this results file: each cell is the worst any kernel showed (its number: "
+           "on how many kernels it was measured; its letter: the note naming each kernel's class). Non-strict export "
+           "for save/load and AOTI (torch.export's default since 2.8); every dtype the stage runs.", "",
+           f"{legend}; — not measured.", "",
+           "| style | " + " | ".join(group for group, _ in GROUPS) + " |",
+           "|---|" + "---|" * len(GROUPS)]
+    notes, letters = [], iter(_letters())
+    for style, label in CANONICAL:
+        row = []
+        for group, _ in GROUPS:
+            cell = by_key[(style, group)]
+            if cell.worst is None:
+                row.append("—")
+                continue
+            letter = next(letters)
+            notes.append(f"{letter}. {label}, {group}: {cell.note()}.")
+            row.append(f"{CLASSES[cell.worst][0]} {len(cell.kernels)}<sup>{letter}</sup>")
+        out.append(f"| {label} | " + " | ".join(row) + " |")
+    return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), ""]
+
+
+def _letters():
+    for first in ("", *"abcdefghijklmnopqrstuvwxyz"):
+        for second in "abcdefghijklmnopqrstuvwxyz":
+            yield first + second
