@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS, Verdict, of_doc
+from ..evidence.verdicts import REFUSES_MARK, VERDICTS, Verdict, of_doc
 from ..evidence.versions import chart_rows, collect
 from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
@@ -27,6 +27,7 @@ KIND_LABEL = {"passed": "passes", "failed": "fails", "mismatch": "mismatch", "cr
               "timed_out": "timed out", "skipped": "skipped"}
 VERDICT_ICON = {"passes": "✅", "wrong_some": "⚠️≠", "errors_some": "⚠️❌", "wrong": "≠", "fails": "❌",
                 "crashed": "💥", "timed_out": "⏱", "skipped": "⏭"}
+UNFUZZED_ICON = "☑️"  # a pass on the model's inputs whose fuzz test did not run: never the fuzz-verified ✅
 UNEXPECTED = "❗"
 DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 # How a sentence says each verdict.
@@ -330,12 +331,15 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _icon(kind: str, unfuzzed: bool) -> str:
+    return UNFUZZED_ICON if kind == "passes" and unfuzzed else VERDICT_ICON[kind]
+
+
 def _md_entry(docs: Docs, e: Entry) -> str:
     key = docs.note_key(e)
     note = f" [{docs.notes[key]}](#note-{docs.notes[key]})" if key in docs.notes else ""
     v = e.verdicts[0]
-    icon = (UNEXPECTED if e.unexpected else "") + VERDICT_ICON[e.kind] + (REFUSES_MARK if v.refuses else "") + (
-        UNFUZZED_MARK if v.unfuzzed else "")
+    icon = (UNEXPECTED if e.unexpected else "") + _icon(e.kind, v.unfuzzed) + (REFUSES_MARK if v.refuses else "")
     dtypes = f"{'/'.join(DTYPE.get(d, d) for d in e.dtypes)} " if e.dtypes else ""
     return f"{dtypes}{icon}{note}"
 
@@ -367,7 +371,8 @@ def _header(docs: "Docs", source: str, title: str) -> list[str]:
     if docs.fuzz_line():
         out.append(f"**Generated inputs:** {docs.fuzz_line()}.")
     return out + ["", f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
-                      f"{UNFUZZED_MARK} passes on the model's inputs, its fuzz test has not run in these results; "
+                      f"{UNFUZZED_ICON} passes on the model's inputs, its fuzz test has not run in these results "
+                      f"(never {VERDICT_ICON['passes']}, which the fuzz tests verified where the stage is fuzzed); "
                       f"{UNEXPECTED} differs from its expectation (the gate failed). A cell shows one verdict for every "
                       "dtype where they agree, and one per dtype where they differ. The numbered notes say what was "
                       "observed, why, what to do instead, and where it was measured or documented.", ""]
@@ -414,12 +419,13 @@ def markdown(doc: dict[str, Any], source: str) -> str:
 
 def _md_group(docs: Docs, row, group: str, anchor: str) -> str:
     """A row's stage group in one cell: how many stages (dtypes folded) show each verdict, linking the stages."""
-    counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s))
+    entries = [e for s in docs.stages if stage_group(s) == group for e in row.entries(s)]
+    counts = Counter((e.kind, any(v.unfuzzed for v in e.verdicts)) for e in entries)
     if not counts:
         return ""
-    unexpected = any(e.unexpected for s in docs.stages if stage_group(s) == group for e in row.entries(s))
-    text = " ".join(f"{VERDICT_ICON[k]}{n}" for k, n in sorted(counts.items(), key=lambda kv: list(VERDICTS).index(
-        kv[0])))
+    unexpected = any(e.unexpected for e in entries)
+    text = " ".join(f"{_icon(*key)}{n}" for key, n in sorted(counts.items(), key=lambda kv: (
+        list(VERDICTS).index(kv[0][0]), kv[0][1])))
     return f"[{UNEXPECTED if unexpected else ''}{text}](#{anchor})"
 
 
@@ -468,7 +474,7 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
             blocks = [(cells, note) for cells, note in docs.note_blocks(key)
                       if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)]
             kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
-            out.append(f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{VERDICT_ICON[kind]} '
+            out.append(f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{_icon(kind, unfuzzed)} '
                        f"{VERDICTS[kind][1]}" + (f"; refuses {', '.join(refuses)}" if refuses else "")
                        + ("; not fuzzed in these results" if unfuzzed else ""))
             for cells, (*_, evidence) in blocks:
