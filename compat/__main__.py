@@ -59,6 +59,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
     rep.add_argument("results", help="a results JSON written by a run")
     rep.add_argument("--out-dir", default=REPORT_DIR, metavar="DIR",
                      help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)")
+    rep.add_argument("--readme", metavar="README.md",
+                     help="also fill the ops' summary block of a repository's README (between the lines "
+                          "'<!-- compat report --readme: ...' and '<!-- end of the generated summary -->')")
     dif = sub.add_parser("diff", help="list cells whose outcome changed between two results files",
                          description="Every cell whose outcome changed, grouped by severity, as Markdown; failures "
                                      "are compared by their root cause. Exit 1 when anything regressed (newly broken, "

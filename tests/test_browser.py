@@ -222,3 +222,22 @@ def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
         picked = row.find_elements(By.CSS_SELECTOR, "td.picked")
         assert len(picked) < 2 or (picked[0].get_attribute("class"), picked[0].get_attribute("data-k")) != (
             picked[1].get_attribute("class"), picked[1].get_attribute("data-k"))
+
+
+def _github_pages():
+    """The Markdown a reader opens on GitHub: the support matrices and the example repositories' READMEs."""
+    return [ROOT / "docs" / "SUPPORT_MATRIX.md", *sorted(ROOT.glob("examples/*/docs/SUPPORT_MATRIX.md")),
+            *sorted(ROOT.glob("examples/*/README.md"))]
+
+
+@pytest.mark.parametrize("page", _github_pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_table_is_wider_than_githubs_column(browser, tmp_path, page):
+    from selenium.webdriver.common.by import By
+
+    html = tmp_path / "page.html"
+    html.write_text(chromium.github_html(page.read_text()))
+    browser.get(html.as_uri())
+    tables = browser.find_elements(By.CSS_SELECTOR, "table")
+    widths = [browser.execute_script("return arguments[0].scrollWidth", t) for t in tables]
+    assert tables and max(widths) <= chromium.GITHUB_WIDTH + 1, [
+        (w, t.text[:80]) for w, t in zip(widths, tables, strict=True) if w > chromium.GITHUB_WIDTH + 1]

@@ -47,12 +47,14 @@ def test_every_glyph_of_the_committed_chart_is_the_worst_kernels_class_and_count
         if cls is not None:
             seen = kernels.setdefault((a["style"], group_of[a["stage"]]), {})
             seen[a["kernel"]] = max(seen.get(a["kernel"], cls), cls, key=RANK.index)
-    table = md.split("## Which style survives which stage", 1)[1].split("\n| style |", 1)[1].split("\n\n", 1)[0]
-    rows = [line.split(" | ") for line in table.splitlines()[2:]]
-    assert [r[0].lstrip("| ") for r in rows] == [label for _, label in CANONICAL]
+    table = md.split("## Which style survives which stage", 1)[1].split("\n| stage |", 1)[1].split("\n\n", 1)[0]
+    header, _, *lines = table.splitlines()
+    assert [h.strip() for h in header.strip(" |").split(" | ")] == [label for _, label in CANONICAL]
+    rows = [line.split(" | ") for line in lines]
+    assert [r[0].lstrip("| ") for r in rows] == [group for group, _ in GROUPS]
     verified = 0
-    for (style, _), row in zip(CANONICAL, rows, strict=True):
-        for (group, _), shown in zip(GROUPS, row[1:], strict=True):
+    for (group, _), row in zip(GROUPS, rows, strict=True):
+        for (style, _), shown in zip(CANONICAL, row[1:], strict=True):
             measured = kernels.get((style, group), {})
             if not measured:
                 assert shown.strip(" |") == "—"
@@ -112,3 +114,32 @@ def test_no_markdown_grid_shows_an_unfuzzed_pass_with_the_fuzz_verified_glyph():
                         assert record and record["outcome"]["kind"] == "passed", (md, line, cell_id)
                     checked += 1
     assert checked > 100
+
+
+def test_the_example_repositories_readme_summaries_are_generated_from_their_results():
+    from compat.report.report import SUMMARY_END, readme_with_summary
+
+    filled = 0
+    for readme in sorted((ROOT / "examples").glob("*/README.md")):
+        text = readme.read_text()
+        source = re.search(r"<!-- compat report --readme: generated from (\S+); do not edit by hand -->", text)
+        if not source:
+            continue
+        doc = results.load((readme.parent / source.group(1)).resolve())
+        assert readme_with_summary(text, doc, source.group(1)) == text, f"{readme}: run python -m compat report " \
+            f"{source.group(1)} --readme README.md in {readme.parent}"
+        block = text[source.end():text.index(SUMMARY_END)]
+        assert "| op | eager |" in block
+        filled += 1
+    assert filled == 2  # liger_kernel, my_kernels
+
+
+def test_a_readme_without_the_summary_lines_is_refused_and_nothing_is_written(tmp_path, capsys):
+    from compat.__main__ import main
+
+    readme = tmp_path / "README.md"
+    readme.write_text("# mine\n")
+    source = "results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"
+    code = main(["report", str(ROOT / source), "--out-dir", str(tmp_path / "docs"), "--readme", str(readme)])
+    assert code == 2 and "no block to fill" in capsys.readouterr().err
+    assert readme.read_text() == "# mine\n" and not (tmp_path / "docs").exists()

@@ -70,25 +70,57 @@ class ChartCell:
         return f"{len(self.kernels)} kernels; " + "; ".join(parts)
 
 
-def chart(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[ChartCell]:
-    """Every (canonical style, group) cell of the chart, from the results' cells on `device`."""
+def _classes(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str,
+             styles: tuple[str, ...] | None) -> dict[tuple[str, str], dict[str, str]]:
+    """{(style, group): {kernel: its class there}} over the results' cells on `device` (of `styles`, or any)."""
     fuzz = {f["id"]: f for f in doc.get("fuzz") or []}
     found: dict[tuple[str, str], dict[str, str]] = {}
     group_of = {stage: group for group, stages in GROUPS for stage in stages}
     for c in doc["cells"]:
         a = c["axes"]
-        if a["device"] != device or a["style"] not in dict(CANONICAL) or a["stage"] not in group_of:
+        if a["device"] != device or (styles and a["style"] not in styles) or a["stage"] not in group_of:
             continue
         cls = cell_class(verdicts[c["id"]], fuzz.get(package_cell_of(c["id"]) or c["id"]))
         if cls is None:
             continue
         kernels = found.setdefault((a["style"], group_of[a["stage"]]), {})
         kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=ORDER.index)
+    return found
+
+
+def chart(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[ChartCell]:
+    """Every (canonical style, group) cell of the chart, from the results' cells on `device`."""
+    found = _classes(doc, verdicts, device, tuple(dict(CANONICAL)))
     return [ChartCell(style, group, found.get((style, group), {})) for style, _ in CANONICAL for group, _ in GROUPS]
 
 
+def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[str]:
+    """A repository's ops as shipped (style `as_shipped`) against the chart's groups, each op judged alone, with the
+    chart's glyphs: a Markdown table, or nothing where no op ran on `device`."""
+    found = _classes(doc, verdicts, device, ("as_shipped",))
+    ops = sorted({kernel for kernels in found.values() for kernel in kernels})
+    if not ops:
+        return []
+    legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
+    ran = [c for c in doc["cells"] if c["axes"]["device"] == device and c["axes"]["style"] == "as_shipped"
+           and c["outcome"]["kind"] != "skipped"]
+    fuzzed = [f for f in doc.get("fuzz") or [] if f["axes"]["device"] == device and f["outcome"]["kind"] != "skipped"]
+    out = [f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
+           f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured. {legend}; — not measured.",
+           ""]
+    for half in (GROUPS[:5], GROUPS[5:]):  # two tables: ten groups and an op's name do not fit GitHub's column
+        out += ["| op | " + " | ".join(group for group, _ in half) + " |", "|---|" + "---|" * len(half)]
+        for op in ops:
+            marks = [CLASSES[found[("as_shipped", g)][op]][0] if op in found.get(("as_shipped", g), {}) else "—"
+                     for g, _ in half]
+            out.append(f"| `{op}` | " + " | ".join(marks) + " |")
+        out.append("")
+    return out + [""]
+
+
 def markdown(cells: list[ChartCell], device: str) -> list[str]:
-    """The chart as the first table of a page, its notes lettered below it."""
+    """The chart as the first table of a page (a stage group a row, a style a column: it fits GitHub's column), its
+    notes lettered below it."""
     by_key = {(c.style, c.group): c for c in cells}
     legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
     out = [f"## Which style survives which stage, measured on {device}", "",
@@ -96,20 +128,20 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
            "on how many kernels it was measured; its letter: the note naming each kernel's class). Non-strict export "
            "for save/load and AOTI (torch.export's default since 2.8); every dtype the stage runs.", "",
            f"{legend}; — not measured.", "",
-           "| style | " + " | ".join(group for group, _ in GROUPS) + " |",
-           "|---|" + "---|" * len(GROUPS)]
+           "| stage | " + " | ".join(label for _, label in CANONICAL) + " |",
+           "|---|" + "---|" * len(CANONICAL)]
     notes, letters = [], iter(_letters())
-    for style, label in CANONICAL:
+    for group, _ in GROUPS:
         row = []
-        for group, _ in GROUPS:
+        for style, label in CANONICAL:
             cell = by_key[(style, group)]
             if cell.worst is None:
                 row.append("—")
                 continue
             letter = next(letters)
-            notes.append(f"{letter}. {label}, {group}: {cell.note()}.")
+            notes.append(f"{letter}. {group}, {label}: {cell.note()}.")
             row.append(f"{CLASSES[cell.worst][0]} {len(cell.kernels)}<sup>{letter}</sup>")
-        out.append(f"| {label} | " + " | ".join(row) + " |")
+        out.append(f"| {group} | " + " | ".join(row) + " |")
     return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), ""]
 
 

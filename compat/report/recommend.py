@@ -285,11 +285,12 @@ def answers(data: dict[str, Any]) -> list[str]:
 
 def markdown(data: dict[str, Any]) -> list[str]:
     out = ["## Which style should I use?", "", *(f"- {line}" for line in answers(data)), "",
-           f"For each goal, on {data['device']}: {INTRO} The HTML page answers any combination.", "",
-           "| goal | does all of it (fuzz-verified) | for contiguous inputs only | on the model's inputs, not fuzzed "
-           "yet | closest of the others: what it misses |", "|---|---|---|---|---|"]
+           f"For each goal, on {data['device']}: {INTRO} The HTML page answers any combination.", ""]
+    # A list, not a table: five columns of style names do not fit GitHub's column (1,279 px of 948).
     for question, full, contiguous, unfuzzed, close in goals(data):
-        near = "<br>".join(f"`{a.style}`: {describe_missing(a)}" for a in close)
-        out.append(f"| {question} | {_names(full) or '**none**'} | {_names(contiguous) or '—'} | "
-                   f"{_names(unfuzzed) or '—'} | {near.replace('|', '/') or '—'} |")
+        near = "; ".join(f"`{a.style}`: {describe_missing(a)}" for a in close)
+        out += [f"- **{question}**", f"  - does all of it (fuzz-verified): {_names(full) or '**none**'}",
+                f"  - for contiguous inputs only: {_names(contiguous) or '—'}",
+                f"  - on the model's inputs, not fuzzed yet: {_names(unfuzzed) or '—'}",
+                f"  - closest of the others, and what it misses: {near or '—'}"]
     return out + [""]

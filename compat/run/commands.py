@@ -133,7 +133,9 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 def render_docs(results_path: str) -> dict[str, str]:
     """The documentation pages generated from one results file, by file name."""
     doc = results.load(results_path)
+    latency = report.latency_markdown(doc, results_path)
     return {DOCS["md"]: report.markdown(doc, results_path), **report.kernel_pages(doc, results_path),
+            **({report.LATENCY_PAGE: latency} if latency else {}),
             DOCS["html"]: page.html_page(doc, results_path), **page.kernel_html_pages(doc, results_path)}
 
 
@@ -147,11 +149,22 @@ def _writable(path: Path, option: str) -> None:
 def _report(args: argparse.Namespace) -> int:
     pages = render_docs(args.results)
     out = Path(args.out_dir)
+    readme = None
+    if args.readme:  # checked before anything is written
+        try:
+            readme = report.readme_with_summary(Path(args.readme).read_text(), results.load(args.results),
+                                                args.results)
+        except (OSError, ValueError) as exc:
+            raise CompatError(f"--readme {args.readme}: {exc}; nothing was written") from None
+        _writable(Path(args.readme), "--readme")
     for name in pages:
         _writable(out / name, "--out-dir")  # makes the kernel pages' folder
     for name, text in pages.items():
         write_atomic(out / name, text)
         print(out / name)
+    if readme is not None:
+        write_atomic(Path(args.readme), readme)
+        print(args.readme)
     return OK
 
 
