@@ -143,3 +143,32 @@ def test_a_readme_without_the_summary_lines_is_refused_and_nothing_is_written(tm
     code = main(["report", str(ROOT / source), "--out-dir", str(tmp_path / "docs"), "--readme", str(readme)])
     assert code == 2 and "no block to fill" in capsys.readouterr().err
     assert readme.read_text() == "# mine\n" and not (tmp_path / "docs").exists()
+
+
+def test_every_answer_says_what_it_stands_on_recomputed_from_the_records():
+    """'measured on k kernels, m cells not fuzzed': k the kernels the style ran on the device, m its cells at the
+    judged stages that passed on the model and have no fuzz record, in a fuzzed stage (or a C++ cell whose package
+    has none)."""
+    from compat.evidence import verdicts
+    from compat.matrix.stages import STAGES
+    from compat.report import recommend
+
+    doc = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
+    data = recommend.table(doc, verdicts.of_doc(doc))
+    fuzz = {f["id"] for f in doc["fuzz"] if f["outcome"]["kind"] != "skipped"}
+    said = 0
+    for line, (_, selection) in zip(recommend.answers(data), recommend.GOALS, strict=True):
+        claim = re.search(r"use `(\w+)`.*\(measured on (\d+) kernels, (\d+) cells not fuzzed\)", line)
+        if not claim:
+            assert "no style does all of it" in line
+            continue
+        style, k, m = claim.group(1), int(claim.group(2)), int(claim.group(3))
+        best = recommend.evaluate(data, list(selection))[0]
+        ran = [c for c in doc["cells"] if c["axes"]["style"] == style and c["axes"]["device"] == "cuda"
+               and c["outcome"]["kind"] != "skipped"]
+        unfuzzed = [c for c in ran if c["axes"]["stage"] in best.stages and c["outcome"]["kind"] == "passed"
+                    and (STAGES[c["axes"]["stage"]].fuzzed or package_cell_of(c["id"]))
+                    and (package_cell_of(c["id"]) or c["id"]) not in fuzz]
+        assert (k, m) == (len({c["axes"]["kernel"] for c in ran}), len(unfuzzed)), line
+        said += 1
+    assert said >= 5

@@ -260,6 +260,14 @@ def _failing(answer: Answer) -> str:
         f" (fails for {', '.join(kernels)}; works for the others)"
 
 
+def _measured_on(data: dict[str, Any], answer: Answer) -> str:
+    """What an answer stands on: the kernels its style ran, and its cells at the judged stages that passed on the
+    model's inputs without a fuzz test."""
+    stages = next(e["stages"] for e in data["styles"] if e["style"] == answer.style)
+    unfuzzed = sum(stages[s]["unfuzzed"] for s in answer.stages if s in stages)
+    return f"measured on {len(answer.kernels)} kernels, {unfuzzed} cells not fuzzed"
+
+
 def answers(data: dict[str, Any]) -> list[str]:
     """One line per common goal, answer first: the style to use, its evidence, its caveat; then the main styles."""
     out = []
@@ -271,7 +279,7 @@ def answers(data: dict[str, Any]) -> list[str]:
                    f"{describe_missing(ranked[0])}" if ranked else f"**{question}**: nothing measured"
         else:
             line = f"**{question}**: use `{best.style}`" + (f" ({best.mode} export)" if best.mode else "") \
-                   + f", {LEVEL_WORDS[best.level]}"
+                   + f", {LEVEL_WORDS[best.level]} ({_measured_on(data, best)})"
             if best.level == CONTIGUOUS_ONLY:
                 line += f"; {CONTIGUOUS_CAVEAT}"
             if best.style == "custom_op" and "aoti" in selection:
