@@ -239,3 +239,32 @@ def test_merge_refuses_to_replace_an_existing_out_it_was_not_given(tmp_path, cap
     assert main(["merge", *common, str(top), str(run)]) == 2
     assert "not among the RESULTS" in capsys.readouterr().err and top.read_text() == before
     assert main(["merge", *common, str(top), str(top), str(run)]) == 0  # named among the inputs: added to
+
+
+def test_fixed_and_broken_rows_say_why_from_the_catalogue_where_no_row_does():
+    """A version without rows: the fixed row names the catalogue entry its before-failure matched, the broken row
+    the entry of its new failure, or that none explains it."""
+    old = doc([cell("compile_inductor", "failed", error="RuntimeError", message=DATA_PTR),
+               cell("eager", "passed")])
+    new = doc([cell("compile_inductor", "passed"), cell("eager", "failed", error="ValueError", message="brand new")])
+    for c in [*old["cells"], *new["cells"]]:
+        c["expected"] = None  # no expectation rows for either version
+    groups = diff.compare(old, new)
+    (fixed,), (broken,) = groups["fixed"], groups["broken"]
+    assert fixed.reason.startswith("it failed before, as `raw_launch_data_ptr`: ")
+    assert broken.reason == "no catalogue entry explains it: a failure not seen before"
+    md, _ = upgrade.markdown(old, new, "old.json", "new.json")
+    assert "| | |" not in md.replace("| … ", "")  # no empty why column
+
+
+def test_a_group_lists_a_few_ids_and_says_when_it_touches_only_the_interpreter_or_the_build():
+    old = doc([cell("eager", "passed", device="cpu_interpret", style=s) for s in ("raw_jit", "triton_op")])
+    new = doc([cell("eager", "failed", device="cpu_interpret", style=s, error="E", message="m")
+               for s in ("raw_jit", "triton_op")], env={**old["environment"], "torch": "2.13.0+cu130"})
+    old["environment"] = {**old["environment"], "torch": "2.13.0+cpu"}
+    md, _ = upgrade.markdown(old, new, "old.json", "new.json")
+    heading = next(line for line in md.splitlines() if "Newly broken" in line)
+    assert "only on Triton's interpreter (`cpu_interpret`, test-only)" in heading
+    assert "only the torch build changed (`+cpu` → `+cu130`)" in heading
+    assert "`silu-raw_jit-eager-bfloat16-cpu_interpret`, `silu-triton_op-eager-bfloat16-cpu_interpret`" in md
+    assert "<details>" not in md

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..matrix.cells import split_cell_id
+from . import catalogue
 from .outcomes import ICON, Outcome
 from .rootcause import signature
 
@@ -118,10 +120,25 @@ def compare(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> dict[str, list[
                 before += f" (max rel err {_worst_rel(a):.3g})"
                 after += f" (max rel err {_worst_rel(b):.3g})"
             row = next((c["expected"] for c in (b, a) if c and (c.get("expected") or {}).get("reason")), None) or {}
+            reason, rewrite = str(row.get("reason") or ""), str(row.get("rewrite") or "")
+            if not reason and key != "drift":  # a drift passes on both sides: its error grew, the columns say
+                reason, rewrite = _catalogued(cell_id, oa if key == "fixed" else ob, key == "fixed")
             groups[key].append(Change(cell_id, before, after,
                                       host=cross_host and (same_versions or _host_caused(oa, ob)),
-                                      reason=str(row.get("reason") or ""), rewrite=str(row.get("rewrite") or "")))
+                                      reason=reason, rewrite=rewrite))
     return groups
+
+
+def _catalogued(cell_id: str, failing: dict[str, Any] | None, fixed: bool) -> tuple[str, str]:
+    """Why a changed cell failed, where no expectation row of either run says (a version without rows): the
+    catalogue's entry for the failing side's outcome (the before side of a fix), else that none explains it."""
+    outcome = Outcome.from_dict(failing) if failing else None
+    known = catalogue.explain(outcome, split_cell_id(cell_id, "a diff")) if outcome else None
+    if known is None:
+        return ("it failed before; no catalogue entry explains that failure" if fixed else
+                "no catalogue entry explains it: a failure not seen before"), ""
+    said = f"`{known.key}`: {known.reason}" if known.key else known.reason
+    return (f"it failed before, as {said}" if fixed else said), ("" if fixed else known.rewrite or "")
 
 
 def regressed(groups: dict[str, list[Change]], host_effects: bool = True) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evidence.diff import COUNTED, GROUPS, Change, compare, host_of, regressed
+from ..matrix.cells import split_cell_id
 from . import timings
 
 REASON_CHARS = 300  # of a reason or a rewrite, in the comment (the full text is the expectation row's)
@@ -44,10 +45,14 @@ def transitions(rows: list[Change]) -> list[tuple[Change, list[str]]]:
     return sorted(folded.values(), key=lambda entry: -len(entry[1]))
 
 
+LISTED = 5  # a change of this many cells or fewer lists their ids; more fold behind a summary
+
+
 def _cells(cells: list[str], room: int) -> str:
-    """The folded cells as one table cell: the id itself, or a fold of as many ids as fit in `room` bytes."""
-    if len(cells) == 1:
-        return f"`{cells[0]}`"
+    """The folded cells as one table cell: the ids themselves (a few), or a fold of as many ids as fit in `room`
+    bytes."""
+    if len(cells) <= LISTED and sum(len(c) + 4 for c in cells) <= room:
+        return ", ".join(f"`{c}`" for c in cells)
     shown, size = [], 0
     for cell in cells:
         size += len(cell) + 4
@@ -65,7 +70,22 @@ def _why(change: Change) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_link: str | None) -> None:
+INTERPRETER = "cpu_interpret"  # Triton's interpreter on CPU tensors: a test-only mode, no user runs kernels there
+
+
+def _scope(rows: list[Change], build: str | None) -> str:
+    """What a group's changes touch, where it is narrower than the versions: the interpreter only, or a change of
+    the torch build only."""
+    said = []
+    if all(split_cell_id(c.cell, "a diff").device == INTERPRETER for c in rows):
+        said.append("only on Triton's interpreter (`cpu_interpret`, test-only)")
+    if build:
+        said.append(f"only the torch build changed ({build})")
+    return f" — {'; '.join(said)}" if said else ""
+
+
+def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_link: str | None,
+             build: str | None = None) -> None:
     for key, title, bad in GROUPS:
         rows = changes[key]
         if not rows or key in COUNTED:
@@ -73,7 +93,7 @@ def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_li
         folded = transitions(rows)
         out.add("")
         out.add(f"{level} {'🔴 ' if bad else ''}{title} ({len(rows)} cells, {len(folded)} "
-                f"{'change' if len(folded) == 1 else 'changes'})")
+                f"{'change' if len(folded) == 1 else 'changes'}){_scope(rows, build)}")
         out.add("")
         out.add("| cells | before | after | why, and what instead |")
         out.add("|---|---|---|---|")
@@ -99,6 +119,9 @@ def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, ne
     """The diff as Markdown, and how many rows it left out to stay within `limit` characters (None: no limit)."""
     groups = compare(old_doc, new_doc)
     cross_host = host_of(old_doc) != host_of(new_doc)
+    versions = [(d["environment"]["torch"].partition("+")[0], d["environment"]["triton"]) for d in (old_doc, new_doc)]
+    build = (f"`+{_flavour(old_doc) or 'none'}` → `+{_flavour(new_doc) or 'none'}`"
+             if versions[0] == versions[1] and _flavour(old_doc) != _flavour(new_doc) else None)
     same_versions = all(old_doc["environment"][k] == new_doc["environment"][k] for k in ("torch", "triton"))
     verdict = ("**Regressions found.**" if regressed(groups, host_effects=False) else
                "No regressions from the version; the host's are listed under host effects." if regressed(groups)
@@ -125,16 +148,16 @@ def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, ne
     if cross_host and same_versions:  # nothing but the host differs: every change is the host's
         out.add("")
         out.add("### Host effects (same torch and triton on both)")
-        _section(out, groups, "####", full_link)
+        _section(out, groups, "####", full_link, build)
     elif cross_host:
         for title, host in (("Version effects", False), ("Host effects", True)):
             part = {k: [c for c in v if c.host == host] for k, v in groups.items()}
             if any(part[k] for k, _, _ in GROUPS if k not in COUNTED):
                 out.add("")
                 out.add(f"### {title}")
-                _section(out, part, "####", full_link)
+                _section(out, part, "####", full_link, build)
     else:
-        _section(out, groups, "###", full_link)
+        _section(out, groups, "###", full_link, build)
     _latency_section(out, old_doc, new_doc)
     return "\n".join(out.lines).rstrip() + "\n", out.left_out
 
