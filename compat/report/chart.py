@@ -94,28 +94,39 @@ def chart(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> lis
     return [ChartCell(style, group, found.get((style, group), {})) for style, _ in CANONICAL for group, _ in GROUPS]
 
 
-def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[str]:
-    """A repository's ops as shipped (style `as_shipped`) against the chart's groups, each op judged alone, with the
-    chart's glyphs: a Markdown table, or nothing where no op ran on `device`."""
+def of_op(doc: dict[str, Any], op: str) -> dict[str, Any]:
+    """The results of one op (kernel) alone: its cells and its fuzz tests."""
+    return {**doc, "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == op],
+            "fuzz": [f for f in doc.get("fuzz") or [] if f["axes"]["kernel"] == op]}
+
+
+def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> tuple[str, list[tuple[str, list]]]:
+    """A repository's ops as shipped (style `as_shipped`) against the chart's groups, each op judged alone: what was
+    measured (a sentence) and, per op, its class in each group (None: not measured)."""
     found = _classes(doc, verdicts, device, ("as_shipped",))
     ops = sorted({kernel for kernels in found.values() for kernel in kernels})
-    if not ops:
-        return []
-    legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
     ran = [c for c in doc["cells"] if c["axes"]["device"] == device and c["axes"]["style"] == "as_shipped"
            and c["outcome"]["kind"] != "skipped"]
     fuzzed = [f for f in doc.get("fuzz") or [] if f["axes"]["device"] == device and f["outcome"]["kind"] != "skipped"]
-    out = [f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
-           f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured. {legend}; — not measured.",
-           ""]
-    for half in (GROUPS[:5], GROUPS[5:]):  # two tables: ten groups and an op's name do not fit GitHub's column
-        out += ["| op | " + " | ".join(group for group, _ in half) + " |", "|---|" + "---|" * len(half)]
-        for op in ops:
-            marks = [CLASSES[found[("as_shipped", g)][op]][0] if op in found.get(("as_shipped", g), {}) else "—"
-                     for g, _ in half]
-            out.append(f"| `{op}` | " + " | ".join(marks) + " |")
+    said = (f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
+            f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured.")
+    return said, [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
+
+
+def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[str]:
+    """op_rows as Markdown: two tables of five groups (ten groups and an op's name do not fit GitHub's column), or
+    nothing where no op ran on `device`."""
+    said, rows = op_rows(doc, verdicts, device)
+    if not rows:
+        return []
+    legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
+    out = [f"{said} {legend}; — not measured.", ""]
+    for half in (slice(0, 5), slice(5, None)):
+        out += ["| op | " + " | ".join(g for g, _ in GROUPS[half]) + " |", "|---|" + "---|" * len(GROUPS[half])]
+        out += [f"| `{op}` | " + " | ".join(CLASSES[c][0] if c else "—" for c in classes[half]) + " |"
+                for op, classes in rows]
         out.append("")
-    return out + [""]
+    return out
 
 
 def markdown(cells: list[ChartCell], device: str) -> list[str]:

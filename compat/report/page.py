@@ -423,6 +423,22 @@ def _measured_chart(docs: Docs) -> list[str]:
                   "</ul></details></section>"]
 
 
+def _op_summary(docs: Docs, doc: dict) -> list[str]:
+    """A repository's ops, each alone, stage by stage (compat.report.chart.op_rows), with the chart's glyphs."""
+    device = docs.recommend["device"]
+    said, rows = measured_chart.op_rows(doc, docs.verdicts, device) if device else ("", [])
+    if not rows:
+        return []
+    legend = "; ".join(f"{glyph} {_esc(words)}" for glyph, words in measured_chart.CLASSES.values())
+    out = [f'<p class="meta">{_esc(said)} {legend}; — not measured.</p>',
+           '<table class="plain measured"><thead><tr><th>op</th>'
+           + "".join(f"<th>{_esc(g)}</th>" for g, _ in measured_chart.GROUPS) + "</tr></thead><tbody>"]
+    out += [f'<tr><th><a href="{_kernel_href(op)}"><code>{_esc(op)}</code></a></th>'
+            + "".join(f"<td>{measured_chart.CLASSES[c][0] if c else '—'}</td>" for c in classes) + "</tr>"
+            for op, classes in rows]
+    return out + ["</tbody></table>"]
+
+
 def html_page(doc: dict, source: str) -> str:
     """The index: the measured chart, which style to use (the answers, the reader's own choice, the goals), the
     tutorial chart's claims measured otherwise, the styles by family, a line per kernel linking its page
@@ -431,6 +447,8 @@ def html_page(doc: dict, source: str) -> str:
     caps = "".join(f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
                    for c in docs.recommend["capabilities"])
     chart_section = _measured_chart(docs)
+    if docs.shipped_only:  # a repository's own ops: each alone, stage by stage; no choice of style to make
+        return _shipped_index(docs, doc, source)
     out = [*_head("Triton kernel wrapping styles: support matrix"),
            "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>", *_ran_on(docs, source),
            "<nav>" + ('<a href="#chart">The measured chart</a>' if chart_section else "")
@@ -465,6 +483,16 @@ def html_page(doc: dict, source: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _shipped_index(docs: Docs, doc: dict, source: str) -> str:
+    out = [*_head("Support matrix: ops as shipped"), "<header><h1>Ops as shipped × PyTorch stages</h1>",
+           *_ran_on(docs, source), '<nav><a href="#ops">Each op, stage by stage</a>'
+           + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>",
+           '<section id="ops"><h2>Each op, stage by stage</h2>', *_op_summary(docs, doc),
+           '<p class="meta">Each op\'s page gives its grid (every stage and dtype; click a cell for what was observed, '
+           "why, what to do instead, and provenance).</p></section>", *_latency(docs), "</body></html>"]
+    return "\n".join(out) + "\n"
+
+
 def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
     """One page per kernel, by path under the docs folder: its grid, its sentences, and the notes its cells cite."""
     docs = Docs(doc)
@@ -482,11 +510,15 @@ def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
     for kernel in docs.kernels:
         out = [*_head(f"Support matrix: {kernel}", hide),
                f"<header><h1>Support matrix: <code>{_esc(kernel)}</code></h1>", *_ran_on(docs, source),
-               '<nav><a href="../support_matrix.html">All kernels, and which style to use</a></nav></header>',
-               f'<section id="which"><h2>Which style for <code>{_esc(kernel)}</code></h2><p class="meta">Judged on '
-               "this kernel's cells alone (the index judges a style on every kernel it applies to):</p>"
-               '<ul class="answers">' + "".join(f"<li>{_inline(line)}</li>" for line in answers(
-                   docs.kernel_recommend[kernel])) + "</ul></section>",
+               '<nav><a href="../support_matrix.html">' + ("All ops" if docs.shipped_only else
+                                                           "All kernels, and which style to use") + "</a></nav></header>",
+               *(['<section id="which"><h2>Stage by stage</h2>',
+                  *_op_summary(docs, measured_chart.of_op(doc, kernel)),
+                  "</section>"] if docs.shipped_only else
+                 [f'<section id="which"><h2>Which style for <code>{_esc(kernel)}</code></h2><p class="meta">Judged '
+                  "on this kernel's cells alone (the index judges a style on every kernel it applies to):</p>"
+                  '<ul class="answers">' + "".join(f"<li>{_inline(line)}</li>" for line in answers(
+                      docs.kernel_recommend[kernel])) + "</ul></section>"]),
                f'<section><p class="legend">{legend}</p><p class="meta">Click a coloured cell for what was observed, '
                "why, what to do instead, and provenance; a generated input that gave wrong values comes with its "
                "falsifying example and the command that reruns it.</p>"

@@ -245,6 +245,8 @@ class Docs:
         self.kernels = self.matrix.kernels
         self.latency = {c["id"]: lat for c in doc["cells"] for lat in [timings.of(c)] if lat}
         self.recommend = recommend_table(doc, self.verdicts)
+        # Ops as their repository ships them, and no style of the suite's: each op is judged alone.
+        self.shipped_only = {c["axes"]["style"] for c in doc["cells"]} == {"as_shipped"}
         self.kernel_recommend = {k: recommend_table({**doc, "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == k]},
                                                     self.verdicts) for k in self.kernels}
         # One note per distinct body of evidence, numbered in table order: an entry's note lists each dtype's
@@ -392,7 +394,8 @@ def markdown(doc: dict[str, Any], source: str) -> str:
     elif device:  # a repository of its own ops runs no canonical style: each op alone, stage by stage
         summary = measured_chart.op_summary(doc, docs.verdicts, device)
         out += ["## Each op, stage by stage", "", *summary] if summary else []
-    out += recommend_markdown(docs.recommend)
+    if not docs.shipped_only:  # which style to use: a question only where styles were compared
+        out += recommend_markdown(docs.recommend)
     chart = docs.chart()
     if chart:
         out += ["### What the tutorial's chart claims, where this run measured otherwise", "",
@@ -454,10 +457,16 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
     for kernel in docs.kernels:
         rows = [r for r in docs.rows if r.kernel == kernel]
         out = _header(docs, source, f"Support matrix: `{kernel}`")
-        out += ["[All kernels, and which style to use](../SUPPORT_MATRIX.md)", "",
-                f"## Which style for `{kernel}`", "", "Judged on this kernel's cells alone (the index judges a style "
-                "on every kernel it applies to):", "",
-                *(f"- {line}" for line in recommend_answers(docs.kernel_recommend[kernel])), "", "## The grid", "",
+        if docs.shipped_only:  # an op as its repository ships it: its stages, not a choice of style
+            device = docs.recommend["device"]
+            out += ["[All ops](../SUPPORT_MATRIX.md)", "", f"## `{kernel}`, stage by stage", "",
+                    *measured_chart.op_summary(measured_chart.of_op(doc, kernel), docs.verdicts, device)]
+        else:
+            out += ["[All kernels, and which style to use](../SUPPORT_MATRIX.md)", "",
+                    f"## Which style for `{kernel}`", "", "Judged on this kernel's cells alone (the index judges a "
+                    "style on every kernel it applies to):", "",
+                    *(f"- {line}" for line in recommend_answers(docs.kernel_recommend[kernel])), ""]
+        out += ["## The grid", "",
                 "Each entry counts the stages of its group by verdict (a stage's dtypes folded where they agree); click "
                 "it for the row's stages one by one, and their notes.", "",
                 "| style · device | " + " | ".join(docs.groups) + " |", "|---" * (len(docs.groups) + 1) + "|"]
