@@ -125,6 +125,12 @@ def test_the_answers_come_first_and_nothing_scrolls_sideways_at_1000_px(browser,
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
 
 
+def test_the_index_is_the_answer_at_most_8000_px_tall_at_1600_px(browser, committed):
+    page, _ = committed
+    browser.get(page.as_uri())  # the fixture's window: 1600 px wide
+    assert browser.execute_script("return document.documentElement.scrollHeight") <= 8000
+
+
 def test_the_measured_chart_is_the_first_table_and_fits_one_screen_at_1000_px(browser, committed):
     from selenium.webdriver.common.by import By
 
@@ -176,6 +182,7 @@ def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committ
 
     page, doc = committed
     browser.get(page.as_uri())
+    browser.find_element(By.CSS_SELECTOR, '#latency a[href="latency.html"]').click()  # its tables: a page apart
     section = browser.find_element(By.ID, "latency")
     first = section.find_element(By.CSS_SELECTOR, "table.lat")
     assert "torch.compile (Inductor), ms" in first.text and "AOTI package from C++, ms" in first.text

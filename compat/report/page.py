@@ -258,6 +258,27 @@ def _latency(docs: Docs) -> list[str]:
     return out + ["</section>"]
 
 
+LATENCY_HTML = "latency.html"  # beside the index: its tables took 57% of the index's height
+
+
+def _latency_link(docs: Docs) -> list[str]:
+    if latency_intro(docs) is None:
+        return []
+    return ['<section id="latency"><h2>Latency on CUDA</h2><p class="meta">What a passing cell cost, never a gate: '
+            f'<a href="{LATENCY_HTML}">its tables</a>.</p></section>']
+
+
+def latency_page(doc: dict, source: str) -> str | None:
+    """The latency tables on a page of their own, or None where no cell was timed."""
+    docs = Docs(doc)
+    body = _latency(docs)
+    if not body:
+        return None
+    out = [*_head("Support matrix: latency on CUDA"), "<header><h1>Latency on CUDA</h1>", *_ran_on(docs, source),
+           '<nav><a href="support_matrix.html">The support matrix</a></nav></header>', *body, "</body></html>"]
+    return "\n".join(out) + "\n"
+
+
 def _summary(docs: Docs, row, group: str) -> str:
     """A collapsed group's cell: how many of its entries have each verdict, coloured by the worst."""
     counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s)
@@ -453,7 +474,7 @@ def html_page(doc: dict, source: str) -> str:
            "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>", *_ran_on(docs, source),
            "<nav>" + ('<a href="#chart">The measured chart</a>' if chart_section else "")
            + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
-           + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>", *chart_section,
+           + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "") + "</nav></header>", *chart_section,
            '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
            + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend)) + "</ul>"
            f'<p class="meta">Tick what you need; on '
@@ -478,7 +499,7 @@ def html_page(doc: dict, source: str) -> str:
                  for v in e.verdicts]
         out.append(f'<li><a href="{_kernel_href(kernel)}"><code>{_esc(kernel)}</code></a>: '
                    f"{sum(v.works for v in cells)} of {len(cells)} cells pass everything asked of them</li>")
-    out += ["</ul></section>", *_latency(docs), f'<script type="application/json" id="data">'
+    out += ["</ul></section>", *_latency_link(docs), f'<script type="application/json" id="data">'
             f'{_data({"recommend": docs.recommend})}</script>', f"<script>{CHOOSER}</script>", "</body></html>"]
     return "\n".join(out) + "\n"
 
@@ -486,10 +507,10 @@ def html_page(doc: dict, source: str) -> str:
 def _shipped_index(docs: Docs, doc: dict, source: str) -> str:
     out = [*_head("Support matrix: ops as shipped"), "<header><h1>Ops as shipped × PyTorch stages</h1>",
            *_ran_on(docs, source), '<nav><a href="#ops">Each op, stage by stage</a>'
-           + ('<a href="#latency">Latency</a>' if docs.latency else "") + "</nav></header>",
+           + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "") + "</nav></header>",
            '<section id="ops"><h2>Each op, stage by stage</h2>', *_op_summary(docs, doc),
            '<p class="meta">Each op\'s page gives its grid (every stage and dtype; click a cell for what was observed, '
-           "why, what to do instead, and provenance).</p></section>", *_latency(docs), "</body></html>"]
+           "why, what to do instead, and provenance).</p></section>", *_latency_link(docs), "</body></html>"]
     return "\n".join(out) + "\n"
 
 

@@ -136,7 +136,8 @@ def render_docs(results_path: str) -> dict[str, str]:
     latency = report.latency_markdown(doc, results_path)
     return {DOCS["md"]: report.markdown(doc, results_path), **report.kernel_pages(doc, results_path),
             **({report.LATENCY_PAGE: latency} if latency else {}),
-            DOCS["html"]: page.html_page(doc, results_path), **page.kernel_html_pages(doc, results_path)}
+            DOCS["html"]: page.html_page(doc, results_path), **page.kernel_html_pages(doc, results_path),
+            **({page.LATENCY_HTML: page.latency_page(doc, results_path)} if latency else {})}
 
 
 def _writable(path: Path, option: str) -> None:
