@@ -114,7 +114,8 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     strided = {a.style: a for a in recommend.evaluate(data, ["export_strict", "aoti", "strided"])}
     assert strided["register_autograd"].level == recommend.MISSES
     assert strided["register_autograd"].missing[0] == {"stage": "aoti_strict", "capability": "strided", "ran": 1,
-                                                       "works": 1, "rewrite": "", "failing": [], "views": True}
+                                                       "works": 1, "rewrite": "", "failing": [], "views": True,
+                                                       "on_views": [], "silent": [], "errors": []}
     # A pass whose fuzz test has not run ranks below every fuzz-verified answer, one for contiguous inputs included:
     # evidence before its absence.
     d["fuzz"] = [f for f in d["fuzz"] if f["id"] != "silu-register_autograd-aoti_nonstrict-bfloat16-cuda"]
@@ -301,7 +302,30 @@ def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide
     goal = "**inference under torch.compile**"
     every = next(line for line in recommend.answers(docs.recommend) if line.startswith(goal))
     silu = next(line for line in recommend.answers(docs.kernel_recommend["silu"]) if line.startswith(goal))
-    assert "`triton_op` does not (fails for silu_tma" in every  # the host-TMA kernel fails under Inductor
+    # The host-TMA kernel gives wrong values under Inductor, without an error: said so, not "fails".
+    assert "`triton_op` does not (silently wrong for silu_tma" in every
     assert "`triton_op` does it, fuzz-verified" in silu  # on silu's own cells it works
     md = report.kernel_pages(d, "r.json")[f"{report.KERNEL_PAGES}/silu.md"]
     assert md.index("## Which style for `silu`") < md.index("## The grid") and silu in md
+
+
+def test_an_answer_says_fails_silently_wrong_and_wrong_on_views_apart_per_kernel():
+    """triton_op misses the compile goal for three kernels, each its own way: an error, wrong values without one,
+    and wrong values on a non-contiguous input only (the fuzz tests'); raw_jit does it."""
+    cells = [cell("compile_inductor", "failed", style="triton_op", kernel="matmul", error="RuntimeError",
+                  message="boom"),
+             cell("compile_inductor", "mismatch", style="triton_op", kernel="silu_tma"),
+             cell("compile_inductor", "passed", style="triton_op", kernel="silu"),
+             cell("compile_inductor", "passed", style="triton_op", kernel="rms_norm"),
+             *(cell(stage, "passed", style=s, kernel=k) for s in ("raw_jit", "triton_op")
+               for k in ("matmul", "silu_tma", "silu", "rms_norm")
+               for stage in ("compile_eager", "compile_aot_eager")),
+             *(cell("compile_inductor", "passed", style="raw_jit", kernel=k)
+               for k in ("matmul", "silu_tma", "silu", "rms_norm"))]
+    fuzzed = [fuzz(c, "mismatch", layout="transposed") if c["id"] == "silu-triton_op-compile_inductor-bfloat16-cuda"
+              else fuzz(c, "passed") for c in cells if c["outcome"]["kind"] == "passed"]
+    d = doc(cells, fuzz_records=fuzzed)
+    line = recommend.answers(recommend.table(d, verdicts.of_doc(d)))[0]
+    assert line.startswith("**inference under torch.compile**: use `raw_jit`")
+    assert ("`triton_op` does not (fails for matmul; silently wrong for silu_tma; wrong on non-contiguous inputs "
+            "only for silu; works for the others)") in line

@@ -75,12 +75,24 @@ class StageRecord:
     layouts_ok: int = 0  # of those, cells that work and took every layout without refusing one
     rewrites: dict[str, int] = field(default_factory=dict)  # rewrite -> cells that name it
     failing: set = field(default_factory=set)  # kernels with a cell that does not work
+    # Of those, kernels whose every such cell is wrong on views only (the fuzz tests' finding), and kernels with a
+    # cell that gives wrong values without an error: words apart from "fails" (an error).
+    on_views: set = field(default_factory=set)
+    silent: set = field(default_factory=set)
 
     def to_dict(self) -> dict[str, Any]:
         rewrite = max(self.rewrites, key=self.rewrites.get) if self.rewrites else ""
         return {"ran": self.ran, "works": self.works, "contiguous": self.contiguous, "unfuzzed": self.unfuzzed,
                 "fuzzed": self.fuzzed,
-                "layouts_ok": self.layouts_ok, "rewrite": rewrite, "failing": sorted(self.failing)}
+                "layouts_ok": self.layouts_ok, "rewrite": rewrite, "failing": sorted(self.failing),
+                "on_views": sorted(self.on_views), "silent": sorted(self.silent), "errors": sorted(self.errors)}
+
+    @property
+    def errors(self) -> set:
+        return self._errors
+
+    def __post_init__(self):
+        self._errors: set = set()  # kernels with a cell that fails with an error (or on some contiguous input)
 
 
 def device_of(doc: dict[str, Any]) -> str | None:
@@ -121,6 +133,12 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
             rec.layouts_ok += v.works and not v.refuses
         if not v.works:
             rec.failing.add(a["kernel"])
+            if _views_only(v, fuzz.get(fuzzed_as)):
+                rec.on_views.add(a["kernel"])
+            elif v.kind in ("wrong", "wrong_some"):
+                rec.silent.add(a["kernel"])
+            else:
+                rec.errors.add(a["kernel"])
             if v.rewrite:
                 rec.rewrites[v.rewrite] = rec.rewrites.get(v.rewrite, 0) + 1
     return {"device": device,
@@ -195,7 +213,10 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
                     missing.append({"stage": stage, "capability": "strided" if views else capability,
                                     "ran": rec["ran"] if rec else 0, "works": rec["works"] if rec else 0,
                                     "rewrite": rec["rewrite"] if rec and not views else "",
-                                    "failing": rec["failing"] if rec and not views else [], "views": views})
+                                    "failing": rec["failing"] if rec and not views else [], "views": views,
+                                    "on_views": rec.get("on_views", []) if rec and not views else [],
+                                    "silent": rec.get("silent", []) if rec and not views else [],
+                                    "errors": rec.get("errors", []) if rec and not views else []})
             # A stage proven wrong on views makes the answer contiguous-only, whatever the others' evidence.
             level = MISSES if missing else CONTIGUOUS_ONLY if CONTIGUOUS_ONLY in states.values() \
                 else max(states.values(), default=MEETS)
@@ -251,13 +272,21 @@ PYTHON_CAVEAT = "its package needs the op registered in Python where it is loade
 
 
 def _failing(answer: Answer) -> str:
-    """For a style that misses: the kernels it fails on, so one exotic kernel does not hide a style that works for
-    the others."""
+    """For a style that misses: the kernels it misses on, each in its own words (wrong on views only; silently
+    wrong; fails with an error), so one exotic kernel does not hide a style that works for the others."""
     kernels = sorted({k for m in answer.missing for k in m["failing"]})
     if answer.level != MISSES or not kernels:
         return ""
-    return " (fails for every kernel it ran)" if set(kernels) >= set(answer.kernels) else \
-        f" (fails for {', '.join(kernels)}; works for the others)"
+    # The worst word a kernel earned at any missing stage: an error, then wrong values, then views only.
+    errors = {k for m in answer.missing for k in m.get("errors", [])}
+    silent = {k for m in answer.missing for k in m.get("silent", [])} - errors
+    views = set(kernels) - errors - silent
+    if errors >= set(answer.kernels):
+        return " (fails for every kernel it ran)"
+    said = [f"{words} for {', '.join(sorted(group))}" for words, group in (
+        ("fails", errors), ("silently wrong", silent), ("wrong on non-contiguous inputs only", views)) if group]
+    rest = "" if set(kernels) >= set(answer.kernels) else "; works for the others"
+    return f" ({'; '.join(said)}{rest})"
 
 
 def _measured_on(data: dict[str, Any], answer: Answer) -> str:
