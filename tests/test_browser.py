@@ -84,6 +84,12 @@ def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser):
         last = labels[-1]
         assert abs(last.location["x"] - wrap.location["x"]) < 5
         assert head.location["y"] - wrap.location["y"] < 40
+        families = wrap.find_elements(By.CSS_SELECTOR, "tr.family th")
+        for family in families:  # the family labels' text too, wherever the markup puts it
+            left = browser.execute_script("const r = document.createRange(); r.selectNodeContents(arguments[0]); "
+                                          "return r.getBoundingClientRect().left - arguments[1].getBoundingClientRect()"
+                                          ".left", family, wrap)
+            assert 0 <= left < 20, (family.text, left)
     # A folded group becomes one summary column.
     aoti = browser.find_element(By.CSS_SELECTOR, '.controls input[value="aoti"]')
     aoti.click()

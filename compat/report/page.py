@@ -39,6 +39,7 @@ header,section{padding:0 24px} h1{font-size:22px;margin:16px 0 6px} h2{font-size
 h3{font-size:15px;margin:14px 0 6px} .meta{color:#4a5568;margin:2px 0;max-width:1400px}
 code{font-family:ui-monospace,monospace;font-size:12px;background:rgba(0,0,0,.05);padding:0 3px}
 tr.family th{text-align:left;background:#eef2f7;font-weight:600;font-size:12px;padding:4px 6px}
+tr.family th span{position:sticky;left:6px;display:inline-block}
 nav a{margin-right:12px}
 .wrap{overflow:auto;max-height:78vh;border:1px solid #cbd2dc;max-width:100%}
 table.grid{border-collapse:separate;border-spacing:0}
@@ -306,7 +307,8 @@ def _grid(docs: Docs, kernel: str) -> list[str]:
     for r in rows:
         if style_family(r.style) != family:
             family = style_family(r.style)
-            out.append(f'<tr class="family"><th class="row" colspan="{width}">{_esc(family)}</th></tr>')
+            # The label in a sticky span: the row's one wide cell cannot stay in view when the grid scrolls sideways.
+            out.append(f'<tr class="family"><th class="row" colspan="{width}"><span>{_esc(family)}</span></th></tr>')
         cells = []
         for g in docs.groups:
             for s in (s for s in docs.stages if stage_group(s) == g):
