@@ -144,9 +144,9 @@ def test_a_diff_across_hosts_says_so_keeps_host_effects_apart_and_fits_a_comment
     version_part = md[md.index("### Version effects"):md.index("### Host effects")]
     assert "export_strict" in version_part and "eager-" not in version_part and left_out == 0
     assert diff.regressed(diff.compare(gpu, cpu), host_effects=False)  # the data-pointer one is the version's
-    many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"x{i} " + "x" * 300)
+    many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"x{i} " + "xx " * 100)
                 for i in range(400)])
-    changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"y{i} " + "y" * 300)
+    changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"y{i} " + "yy " * 100)
                    for i in range(400)])
     md, left_out = upgrade.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
     assert len(md.encode()) <= diff.COMMENT_LIMIT and left_out > 0 and "[the full diff](d.full.md)" in md

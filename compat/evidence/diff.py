@@ -19,7 +19,7 @@ from typing import Any
 
 from ..matrix.cells import split_cell_id
 from . import catalogue
-from .outcomes import ICON, Outcome
+from .outcomes import ICON, Outcome, clip
 from .rootcause import signature
 
 DRIFT_FACTOR = 2.0  # a passing cell whose worst relative error more than doubled (and is not tiny) is reported
@@ -63,9 +63,9 @@ def state(outcome: dict[str, Any] | None) -> str:
     cause = o.cause
     if cause is not None:
         via = f"{o.error_type} ← " if cause.error_type != o.error_type else ""
-        text += f": {via}{cause.text()[:110]}"
+        text += f": {via}{clip(cause.text(), 110)}"
     elif o.kind != "passed" and (o.error_type or o.first_line):
-        text += f": {o.error_type or ''} {(o.first_line or '')[:100]}".rstrip()
+        text += f": {o.error_type or ''} {clip(o.first_line or '', 100)}".rstrip()
     return text
 
 

@@ -127,3 +127,8 @@ def timed_out(seconds: float, phase: str, stderr_tail: str) -> Outcome:
 
 def skipped(reason: str) -> Outcome:
     return Outcome("skipped", None, reason)
+
+
+def clip(text: str, chars: int) -> str:
+    """At most `chars` characters, cut at a word with an ellipsis rather than mid-word (pages quote messages)."""
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"

@@ -16,7 +16,7 @@ from typing import Any
 from ..matrix.cells import package_cell_of, split_cell_id
 from ..matrix.stages import STAGES
 from .expectations import measurements
-from .outcomes import Outcome
+from .outcomes import Outcome, clip
 
 # verdict -> (the short label in a grid, the legend's words). Order: how a reader ranks them, best first.
 VERDICTS: dict[str, tuple[str, str]] = {
@@ -105,7 +105,7 @@ def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[
         if row.get("rewrite"):
             shared.append(("instead", row["rewrite"]))
         shared.append(("fuzz provenance", _provenance(row or None)))
-        facts = [("on a generated input", _observed(outcome)[:400])]
+        facts = [("on a generated input", clip(_observed(outcome), 400))]
         example, reproducer = outcome.detail.get("example"), outcome.detail.get("reproducer")
         if example:
             facts.append(("falsifying example", _json(example)))
@@ -146,7 +146,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             facts.append(("fuzz", "not fuzzed in these results: passes on the model's inputs only" if unfuzzed
                           else f"not fuzzed: {stage.not_fuzzed}" if stage else "not fuzzed"))
     elif outcome.kind != "skipped":
-        evidence.append(("observed", _observed(outcome)[:600]))
+        evidence.append(("observed", clip(_observed(outcome), 600)))
         evidence.append(("why", row.get("reason") or "no expectation recorded"))
         if rewrite:
             evidence.append(("instead", rewrite))

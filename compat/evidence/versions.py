@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from ..errors import CompatError
 from ..matrix.cells import split_cell_id
-from .outcomes import Outcome
+from .outcomes import Outcome, clip
 from .verdicts import ON_SOME_INPUTS, of_doc
 
 DEVICES = ("cuda", "cpu", "cpu_interpret")
@@ -80,11 +80,6 @@ class Entry:
         return "partly" if self.passed else "fails"
 
 
-def _clip(text: str, chars: int = 90) -> str:
-    """At most `chars` characters, cut at a word with an ellipsis rather than mid-word."""
-    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
-
-
 def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[tuple, dict[str, Entry]]:
     """(style, stage, device) -> torch minor -> Entry, from results documents; rows citing upstream fill in
     versions no document measured."""
@@ -118,7 +113,7 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[t
                 e.causes.add("no error, " + ("non-finite outputs" if "non-finite" in whys else "values beyond tolerance"))
             elif cause is not None:  # sizes differ per kernel ("the Linears alone: 2424832"); the cause does not.
                 # Small numbers stay: they are the cause ("0 active drivers", which read "N active drivers").
-                e.causes.add(re.sub(r"\b\d{3,}\b", "N", _clip(cause.fragment)))
+                e.causes.add(re.sub(r"\b\d{3,}\b", "N", clip(cause.fragment, 90)))
     if expectations is not None:
         _documented(table, expectations)
     return table
@@ -140,7 +135,7 @@ def _documented(table, expectations) -> None:
                 entry.ran += 1
                 entry.passed += e.row["outcome"] == "passed"
                 if e.full.get("match"):
-                    entry.causes.add(_clip(e.full["match"].replace("\\", "")))
+                    entry.causes.add(clip(e.full["match"].replace("\\", ""), 90))
 
 
 def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) -> str:
@@ -158,7 +153,7 @@ def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) 
         when = (f"on {first}" if first == last else
                 f"from {first}" if i == len(spans) - 1 and last == versions[-1] and i else f"on {first}–{last}")
         how = sorted({by_version[v].how for v in versions if Version(first) <= Version(v) <= Version(last)})
-        cause = f" ({'; '.join(sorted(causes))[:160]})" if causes and state != "works" else ""
+        cause = f" ({clip('; '.join(sorted(causes)), 160)})" if causes and state != "works" else ""
         parts.append(f"{state} {when}{cause} [{', '.join(how)}]")
     return f"`{style}` · `{stage}` on {device}: " + "; ".join(parts)
 
