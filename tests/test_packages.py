@@ -154,3 +154,11 @@ def test_a_program_the_key_cannot_read_is_compiled_unshared_with_the_compilers_o
     detail = artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
     assert detail["compile_seconds"] == 1.0 and detail["package_key"] is None and ".numpy()" in detail["unkeyed"]
     assert not (tmp_path / "store").exists()
+
+
+def test_a_kernel_nothing_identifies_stops_the_key_rather_than_sharing_a_library():
+    class Opaque:  # no cache key, no function under it
+        pass
+
+    with pytest.raises(ValueError, match="without a cache key or function"):
+        packages._kernel_identity(Opaque())

@@ -115,7 +115,7 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     assert strided["register_autograd"].level == recommend.MISSES
     assert strided["register_autograd"].missing[0] == {"stage": "aoti_strict", "capability": "strided", "ran": 1,
                                                        "works": 1, "rewrite": "", "failing": [], "views": True,
-                                                       "on_views": [], "silent": [], "errors": []}
+                                                       "silent": [], "errors": []}
     # A pass whose fuzz test has not run ranks below every fuzz-verified answer, one for contiguous inputs included:
     # evidence before its absence.
     d["fuzz"] = [f for f in d["fuzz"] if f["id"] != "silu-register_autograd-aoti_nonstrict-bfloat16-cuda"]

@@ -52,22 +52,29 @@ def _canonical(text: str) -> str:
 
 def _kernel_identity(kernel: Any) -> str:
     """A launched kernel through its wrappers (autotuner, heuristics) to the JIT function: each layer's kind and
-    configuration, and the JIT function's cache key, which hashes its source and what it calls."""
-    parts = []
+    configuration, the JIT function's cache key (its source and what it calls) and the Python function under it.
+    A kernel with neither raises: two kernels told apart by nothing would share a library (the caller then
+    compiles unshared)."""
+    parts, identified = [], False
     while kernel is not None:
-        key = getattr(type(kernel), "cache_key", None)
         parts.append(type(kernel).__name__)
-        if isinstance(key, property):
+        if isinstance(getattr(type(kernel), "cache_key", None), property):
             parts.append(str(kernel.cache_key))
+            identified = True
+        if hasattr(kernel, "__code__"):
+            parts.append(_stable_repr(kernel))
+            identified = True
         for attr in ("configs", "values", "key", "reset_to_zero", "restore_value", "do_not_specialize"):
             if hasattr(kernel, attr):
                 parts.append(f"{attr}={_stable_repr(getattr(kernel, attr))}")
         kernel = getattr(kernel, "fn", None)
+    if not identified:
+        raise ValueError(f"a traced launch of a kernel without a cache key or function: {'/'.join(parts)}")
     return "/".join(parts)
 
 
 def _stable_repr(value: Any) -> str:
-    """A repr without addresses: a function is its qualified name and source text."""
+    """A repr without addresses: a function is its qualified name, a hash of its bytecode and its constants."""
     if callable(value) and hasattr(value, "__code__"):
         code = value.__code__
         return f"{getattr(value, '__qualname__', '?')}:{hashlib.sha256(code.co_code).hexdigest()[:16]}{code.co_consts}"

@@ -75,9 +75,9 @@ class StageRecord:
     layouts_ok: int = 0  # of those, cells that work and took every layout without refusing one
     rewrites: dict[str, int] = field(default_factory=dict)  # rewrite -> cells that name it
     failing: set = field(default_factory=set)  # kernels with a cell that does not work
-    # Of those, kernels whose every such cell is wrong on views only (the fuzz tests' finding), and kernels with a
-    # cell that gives wrong values without an error: words apart from "fails" (an error).
-    on_views: set = field(default_factory=set)
+    # Of those, kernels with a cell that fails with an error (or on a contiguous generated input), and kernels with
+    # one that gives wrong values without an error: the others are wrong on non-contiguous inputs only.
+    errors: set = field(default_factory=set)
     silent: set = field(default_factory=set)
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,14 +85,7 @@ class StageRecord:
         return {"ran": self.ran, "works": self.works, "contiguous": self.contiguous, "unfuzzed": self.unfuzzed,
                 "fuzzed": self.fuzzed,
                 "layouts_ok": self.layouts_ok, "rewrite": rewrite, "failing": sorted(self.failing),
-                "on_views": sorted(self.on_views), "silent": sorted(self.silent), "errors": sorted(self.errors)}
-
-    @property
-    def errors(self) -> set:
-        return self._errors
-
-    def __post_init__(self):
-        self._errors: set = set()  # kernels with a cell that fails with an error (or on some contiguous input)
+                "silent": sorted(self.silent), "errors": sorted(self.errors)}
 
 
 def device_of(doc: dict[str, Any]) -> str | None:
@@ -133,12 +126,8 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
             rec.layouts_ok += v.works and not v.refuses
         if not v.works:
             rec.failing.add(a["kernel"])
-            if _views_only(v, fuzz.get(fuzzed_as)):
-                rec.on_views.add(a["kernel"])
-            elif v.kind in ("wrong", "wrong_some"):
-                rec.silent.add(a["kernel"])
-            else:
-                rec.errors.add(a["kernel"])
+            if not _views_only(v, fuzz.get(fuzzed_as)):
+                (rec.silent if v.kind in ("wrong", "wrong_some") else rec.errors).add(a["kernel"])
             if v.rewrite:
                 rec.rewrites[v.rewrite] = rec.rewrites.get(v.rewrite, 0) + 1
     return {"device": device,
@@ -214,7 +203,6 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
                                     "ran": rec["ran"] if rec else 0, "works": rec["works"] if rec else 0,
                                     "rewrite": rec["rewrite"] if rec and not views else "",
                                     "failing": rec["failing"] if rec and not views else [], "views": views,
-                                    "on_views": rec.get("on_views", []) if rec and not views else [],
                                     "silent": rec.get("silent", []) if rec and not views else [],
                                     "errors": rec.get("errors", []) if rec and not views else []})
             # A stage proven wrong on views makes the answer contiguous-only, whatever the others' evidence.
