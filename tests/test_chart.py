@@ -158,12 +158,13 @@ def test_every_answer_says_what_it_stands_on_recomputed_from_the_records():
     fuzz = {f["id"] for f in doc["fuzz"] if f["outcome"]["kind"] != "skipped"}
     said = 0
     for line, (_, selection) in zip(recommend.answers(data), recommend.GOALS, strict=True):
-        claim = re.search(r"use `(\w+)`.*\(measured on (\d+) kernels, (\d+) cells not fuzzed\)", line)
+        claim = re.search(r"use `(\w+)`(?: \(variant `(\w+)`)?.*\(measured on (\d+) kernels?, (\d+) cells? not fuzzed\)", line)
         if not claim:
             assert "no style does all of it" in line
             continue
-        style, k, m = claim.group(1), int(claim.group(2)), int(claim.group(3))
+        style, k, m = claim.group(2) or claim.group(1), int(claim.group(3)), int(claim.group(4))
         best = recommend.evaluate(data, list(selection))[0]
+        assert best.style == style and (best.variant_of or best.style) == claim.group(1)
         ran = [c for c in doc["cells"] if c["axes"]["style"] == style and c["axes"]["device"] == "cuda"
                and c["outcome"]["kind"] != "skipped"]
         unfuzzed = [c for c in ran if c["axes"]["stage"] in best.stages and c["outcome"]["kind"] == "passed"

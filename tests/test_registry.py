@@ -84,6 +84,18 @@ def test_a_style_names_a_documented_family():
         Style("x", "doc", lambda k: None, lambda k: "x", family="misc")
 
 
+def test_every_style_but_as_shipped_is_or_varies_a_canonical_style():
+    from compat.matrix.styles import CANONICAL_STYLES, Style
+
+    assert {s.canonical for s in STYLES.values()} == set(CANONICAL_STYLES) | {None}
+    assert [n for n, s in STYLES.items() if s.canonical is None] == ["as_shipped"]
+    assert STYLES["register_autograd"].canonical == "triton_op"
+    assert STYLES["library_define"].canonical == "custom_op"
+    assert STYLES["autograd_wrap_triton"].canonical == "autograd_function"
+    with pytest.raises(RegistryError, match=r"style 'x': variant_of 'jit' is none of the canonical styles"):
+        Style("x", "doc", lambda k: None, lambda k: "x", variant_of="jit")
+
+
 def test_a_stage_narrowed_to_dtypes_or_devices_says_so_instead_of_skipping():
     from compat.matrix.cells import why_not_applicable
     from compat.matrix.stages import ONE_DTYPE

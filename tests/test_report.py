@@ -8,6 +8,7 @@ from pathlib import Path
 
 from compat.__main__ import main
 from compat.evidence import verdicts
+from compat.matrix.styles import CANONICAL_STYLES
 from compat.report import page, recommend, report
 from compat.report.summary import summary_lines
 from compat.run.commands import DOCS, render_docs
@@ -106,7 +107,7 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
                                                    ("triton_op", recommend.CONTIGUOUS_ONLY)]
     answer = recommend.evaluate(data, ["gradients"])[1]
     assert answer.style == "triton_op" and answer.missing[0]["stage"] == "compile_backward"
-    assert answer.missing[0]["rewrite"] == "register_autograd"
+    assert answer.missing[0]["instead"] == {"silu": "register_autograd"}
     # No mode named: AOTI through either mode; triton_op meets it through strict export.
     either = {a.style: a for a in recommend.evaluate(data, ["aoti"])}
     assert either["triton_op"].level == recommend.MEETS and either["triton_op"].mode == "strict"
@@ -114,7 +115,7 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     strided = {a.style: a for a in recommend.evaluate(data, ["export_strict", "aoti", "strided"])}
     assert strided["register_autograd"].level == recommend.MISSES
     assert strided["register_autograd"].missing[0] == {"stage": "aoti_strict", "capability": "strided", "ran": 1,
-                                                       "works": 1, "rewrite": "", "failing": [], "views": True,
+                                                       "works": 1, "instead": {}, "failing": [], "views": True,
                                                        "silent": [], "errors": []}
     # A pass whose fuzz test has not run ranks below every fuzz-verified answer, one for contiguous inputs included:
     # evidence before its absence.
@@ -122,6 +123,48 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     data = recommend.table(d, verdicts.of_doc(d))
     assert [(a.style, a.level) for a in recommend.evaluate(data, ["export_nonstrict", "aoti"])] == [
         ("triton_op", recommend.CONTIGUOUS_ONLY), ("register_autograd", recommend.UNFUZZED)]
+
+
+def test_ranking_puts_the_canonical_style_before_its_variant_at_equal_evidence():
+    """triton_op and its variant register_autograd both meet `aoti`, fuzz-verified: the simpler style comes first
+    although the variant works at more stages; the answer names a variant by its canonical style first."""
+    data = recommend.table(_capabilities_doc(), verdicts.of_doc(_capabilities_doc()))
+    ranked = recommend.evaluate(data, ["aoti"])
+    assert [(a.style, a.level) for a in ranked] == [("triton_op", recommend.MEETS),
+                                                    ("register_autograd", recommend.MEETS)]
+    assert ranked[1].breadth > ranked[0].breadth
+    assert recommend.named(ranked[1]) == "`triton_op` (variant `register_autograd`, strict export)"
+    assert recommend.answers(data)[0].startswith("**inference under torch.compile**: use `triton_op`, does it")
+
+
+def test_each_failing_kernel_gets_its_own_instead():
+    cells = [cell("eager", "passed", style="triton_op", kernel=k) for k in ("silu", "rms_norm", "matmul")]
+    cells += [cell("compile_backward", "failed", style="triton_op", kernel=k, error="RuntimeError", message="x",
+                   reason="r", rewrite=r) for k, r in (("silu", "register_autograd"), ("rms_norm", "register_autograd"),
+                                                       ("matmul", "an autograd.Function"))]
+    data = recommend.table(doc(cells), verdicts.of_doc(doc(cells)))
+    (answer,) = recommend.evaluate(data, ["gradients"])
+    assert recommend.describe_missing(answer) == (
+        "`compile_backward` works in 0 of 3 cells, not for matmul (instead: an autograd.Function); rms_norm, silu "
+        "(instead: register_autograd)")
+    assert "`triton_op` does not (fails for matmul (instead: an autograd.Function); rms_norm, silu (instead: " \
+           "register_autograd))" in recommend.answers(data)[1]
+
+
+def test_one_sentence_says_when_no_package_passed_its_fuzz_test_on_views():
+    cells = [cell(stage, "passed", style=style) for style in ("triton_op", "custom_op")
+             for stage in ("eager", "export_nonstrict", "aoti_nonstrict", "aoti_cpp_nonstrict")]
+    wrong = [fuzz(c, "mismatch") if c["axes"]["stage"] == "aoti_nonstrict" and c["axes"]["style"] == "triton_op"
+             else fuzz(c, "passed", refused=["strided"]) for c in cells if c["axes"]["stage"] != "aoti_cpp_nonstrict"]
+    data = recommend.table(doc(cells, fuzz_records=wrong), verdicts.of_doc(doc(cells, fuzz_records=wrong)))
+    assert recommend.packages_on_views(data) == (
+        "**Non-contiguous inputs to an AOTInductor package**: none of the 2 packages fuzzed here, of any style, took "
+        f"every non-contiguous layout and gave eager's values; {recommend.CONTIGUOUS_CAVEAT}.")
+    assert recommend.answers(data)[-1] == recommend.packages_on_views(data)
+    # One package that took every layout: no such sentence.
+    right = [fuzz(c, "passed") for c in cells if c["axes"]["stage"] != "aoti_cpp_nonstrict"]
+    data = recommend.table(doc(cells, fuzz_records=right), verdicts.of_doc(doc(cells, fuzz_records=right)))
+    assert recommend.packages_on_views(data) == "" and len(recommend.answers(data)) == len(recommend.GOALS)
 
 
 def test_unexpected_cells_are_marked_everywhere():
@@ -288,7 +331,7 @@ def test_the_pages_open_with_one_answer_per_goal_naming_the_main_styles():
     lines = recommend.answers(recommend.table(d, verdicts.of_doc(d)))
     assert [line.split("**")[1] for line in lines] == [question for question, _ in recommend.GOALS]
     cpp = next(line for line in lines if line.startswith("**AOTInductor from C++ with gradients"))
-    assert all(f"`{style}`" in cpp for style in recommend.MAIN_STYLES)
+    assert all(f"`{style}`" in cpp for style in CANONICAL_STYLES)
     md = (ROOT / "docs" / "SUPPORT_MATRIX.md").read_text()
     assert md.index("| stage |") < md.index(lines[0]) < md.index("  - does all of it (fuzz-verified)")  # the
     # measured chart first, then the answers, then each goal's detail
@@ -304,7 +347,7 @@ def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide
     silu = next(line for line in recommend.answers(docs.kernel_recommend["silu"]) if line.startswith(goal))
     # The host-TMA kernel gives wrong values under Inductor, without an error: said so, not "fails".
     assert "`triton_op` does not (silently wrong for silu_tma" in every
-    assert "`triton_op` does it, fuzz-verified" in silu  # on silu's own cells it works
+    assert "use `triton_op`, does it, fuzz-verified (measured on 1 kernel, 0 cells" in silu  # on silu's own cells
     md = report.kernel_pages(d, "r.json")[f"{report.KERNEL_PAGES}/silu.md"]
     assert md.index("## Which style for `silu`") < md.index("## The grid") and silu in md
 
@@ -328,4 +371,4 @@ def test_an_answer_says_fails_silently_wrong_and_wrong_on_views_apart_per_kernel
     line = recommend.answers(recommend.table(d, verdicts.of_doc(d)))[0]
     assert line.startswith("**inference under torch.compile**: use `raw_jit`")
     assert ("`triton_op` does not (fails for matmul; silently wrong for silu_tma; wrong on non-contiguous inputs "
-            "only for silu; works for the others)") in line
+            "only for silu (instead: pass contiguous inputs); works for the others)") in line

@@ -38,6 +38,10 @@ FAMILIES = {
 }
 
 
+# The four ways the tutorials wrap a kernel; every other style is a variant of one of them (`variant_of`).
+CANONICAL_STYLES = ("raw_jit", "triton_op", "custom_op", "autograd_function")
+
+
 @dataclass(frozen=True)
 class Style:
     name: str
@@ -58,14 +62,24 @@ class Style:
     heuristics: str | None = None  # "size": @triton.heuristics reading a size (a guard on it); "constant": reading none
     heuristics_outermost: bool = False  # @triton.heuristics is the outermost decorator of what the op launches
     basic: bool = False  # the plain style of its way of launching (raw, triton_op, custom_op)
+    # The canonical style this one varies (an answer names it first); None: it is one of them, or as_shipped.
+    variant_of: str | None = None
 
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise RegistryError(f"style {self.name!r}: family {self.family!r} is none of {', '.join(FAMILIES)}")
+        if self.variant_of is not None and self.variant_of not in CANONICAL_STYLES:
+            raise RegistryError(f"style {self.name!r}: variant_of {self.variant_of!r} is none of the canonical styles "
+                                f"{', '.join(CANONICAL_STYLES)}")
         # A style wraps a bare kernel unless it runs an op as shipped; one that registers an op needs a schema.
         implied = {"triton"} if "shipped" not in self.needs else set()
         implied |= {"schema"} if self.custom_op and "shipped" not in self.needs else set()
         object.__setattr__(self, "needs", frozenset(self.needs | implied))
+
+    @property
+    def canonical(self) -> str | None:
+        """The canonical style this one is or varies; None for as_shipped, which wraps nothing."""
+        return self.variant_of or (self.name if self.name in CANONICAL_STYLES else None)
 
     @property
     def raw_launch(self) -> bool:
@@ -469,99 +483,99 @@ STYLES: dict[str, Style] = {
         Style("raw_jit", "`kernel[grid](...)` launched from a plain Python function.", _raw_jit, _raw,
               family="launch idiom", basic=True),
         Style("wrap_triton", "`torch.library.wrap_triton(kernel)[grid](...)` from a plain Python function, outside "
-                             "any op.", _wrap_triton, _raw, family="launch idiom"),
+                             "any op.", _wrap_triton, _raw, family="launch idiom", variant_of="raw_jit"),
         Style("triton_op", "`@torch.library.triton_op(...)` calling `torch.library.wrap_triton(kernel)[grid](...)`.",
               _triton_op, _op_marker("triton_op"), custom_op=True, traced_op=True, basic=True),
         Style("custom_op", "An opaque `@torch.library.custom_op` launching the raw kernel, with `register_fake` "
                            "computing the eager reference.", _custom_op, _op_marker("custom_op"), custom_op=True, basic=True),
         Style("triton_op_cpu_fallback", '`triton_op` plus `register_kernel("cpu")` computing the eager reference.',
-              _triton_op_cpu_fallback, _op_marker("triton_op_cpu_fallback"), custom_op=True, cpu_kernel=True, traced_op=True),
+              _triton_op_cpu_fallback, _op_marker("triton_op_cpu_fallback"), custom_op=True, cpu_kernel=True, traced_op=True, variant_of="triton_op"),
         Style("triton_op_flops", "`triton_op` plus `torch.utils.flop_counter.register_flop_formula`.",
               _triton_op_flops, _op_marker("triton_op_flops"), needs=frozenset({"flops"}), custom_op=True,
-              flop_formula=True, traced_op=True),
+              flop_formula=True, traced_op=True, variant_of="triton_op"),
         Style("triton_op_subclass", "`triton_op` called on a wrapper tensor subclass holding two tensors "
                                     "(`TwoTensor`), built inside the model.", _triton_op_subclass,
-              _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True, traced_op=True),
+              _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True, traced_op=True, variant_of="triton_op"),
         Style("autotune_raw", "`@triton.autotune` over the kernel's tunable constexprs, keyed on its declared sizes, "
                               "launched raw.", _autotune_raw, _raw, needs=frozenset({"tunable"}),
-              family="autotune & heuristics"),
+              family="autotune & heuristics", variant_of="raw_jit"),
         Style("autotune_triton_op", "The autotuned kernel through `triton_op` + `wrap_triton`.", _autotune_triton_op,
               _op_marker("autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True),
+              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
         Style("autotune_prune_triton_op", "`autotune_triton_op` with `prune_configs_by={'early_config_prune': ...}` "
                                           "keeping the smaller half of the configs.",
               _autotune_variant("autotune_prune_triton_op",
                                 lambda k: {"prune_configs_by": {"early_config_prune": _keep_smaller_half}}),
               _op_marker("autotune_prune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True),
+              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
         Style("autotune_restore_value_triton_op", "`autotune_triton_op` with `restore_value=` the pointers the kernel "
                                                   "writes into, so benchmarking leaves them as they were.",
               _autotune_variant("autotune_restore_value_triton_op",
                                 lambda k: {"restore_value": list(k.mutated_pointers())}),
               _op_marker("autotune_restore_value_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True),
+              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
         Style("autotune_reset_to_zero_triton_op", "`autotune_triton_op` with `reset_to_zero=` the pointers the kernel "
                                                   "writes into: zeroed before every benchmark run and before the "
                                                   "launch that counts.",
               _autotune_variant("autotune_reset_to_zero_triton_op",
                                 lambda k: {"reset_to_zero": list(k.mutated_pointers())}),
               _op_marker("autotune_reset_to_zero_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True),
+              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
         Style("autotune_pre_hook_triton_op", "`autotune_triton_op` whose `triton.Config`s carry a `pre_hook` (one "
                                              "that changes nothing).",
               _autotune_variant("autotune_pre_hook_triton_op", lambda k: {"pre_hook": _no_op_pre_hook}),
               _op_marker("autotune_pre_hook_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True),
+              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
         Style("do_not_specialize_triton_op", "The kernel jitted with `do_not_specialize=` its size arguments (the "
                                              "autotune key), through `triton_op` + `wrap_triton`.",
               _do_not_specialize_triton_op, _op_marker("do_not_specialize_triton_op"), needs=frozenset({"tunable"}),
-              custom_op=True, family="autotune & heuristics", traced_op=True),
+              custom_op=True, family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
         Style("heuristics_raw", "`@triton.heuristics` whose functions read a size (its first autotune key, against "
                                 "a threshold) to choose the tunable constexprs, launched raw.", _heuristics_raw, _raw,
-              needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="size"),
+              needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="size", variant_of="raw_jit"),
         Style("heuristics_triton_op", "The size-reading heuristics kernel of `heuristics_raw` through `triton_op` + "
                                       "`wrap_triton`.", _heuristics_triton_op, _op_marker("heuristics_triton_op"),
-              needs=frozenset({"tunable"}), custom_op=True, family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True),
+              needs=frozenset({"tunable"}), custom_op=True, family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True, variant_of="triton_op"),
         Style("heuristics_constant_raw", "`@triton.heuristics` whose functions return a constant (the kernel's own "
                                          "launch value), reading no argument, launched raw.", _heuristics_constant_raw,
-              _raw, needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="constant"),
+              _raw, needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="constant", variant_of="raw_jit"),
         Style("heuristics_constant_triton_op", "The constant heuristics kernel of `heuristics_constant_raw` through "
                                                "`triton_op` + `wrap_triton`.", _heuristics_constant_triton_op,
               _op_marker("heuristics_constant_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, heuristics="constant", heuristics_outermost=True),
+              family="autotune & heuristics", traced_op=True, heuristics="constant", heuristics_outermost=True, variant_of="triton_op"),
         Style("autotune_heuristics_triton_op", "`@triton.autotune` (num_warps) over `@triton.heuristics` "
                                                "(the tunables), through `triton_op`.", _autotune_heuristics_triton_op,
               _op_marker("autotune_heuristics_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, heuristics="size"),
+              family="autotune & heuristics", traced_op=True, heuristics="size", variant_of="triton_op"),
         Style("heuristics_autotune_triton_op", "`@triton.heuristics` (the tunables) over `@triton.autotune` "
                                                "(num_warps), through `triton_op`.", _heuristics_autotune_triton_op,
               _op_marker("heuristics_autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True),
+              family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True, variant_of="triton_op"),
         Style("autograd_function", "`torch.autograd.Function` whose forward and backward launch raw kernels.",
               _autograd_function, _raw, needs=frozenset({"backward"}), family="autograd"),
         Style("register_autograd", "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
               _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward"}),
-              custom_op=True, family="autograd", traced_op=True),
+              custom_op=True, family="autograd", traced_op=True, variant_of="triton_op"),
         Style("library_define", '`torch.library.Library(ns, "FRAGMENT")` with `define`, a CUDA `impl` launching the '
                                 "raw kernel, and `register_fake` (vLLM's idiom).", _library_define,
-              _op_marker("library_define"), custom_op=True),
+              _op_marker("library_define"), custom_op=True, variant_of="custom_op"),
         Style("allow_in_graph", "The raw launcher wrapped in `torch.compiler.allow_in_graph` (unsloth's idiom).",
-              _allow_in_graph, lambda kernel: op_name(kernel, "allow_in_graph"), family="launch idiom"),
+              _allow_in_graph, lambda kernel: op_name(kernel, "allow_in_graph"), family="launch idiom", variant_of="raw_jit"),
         Style("compiler_disable", "The raw launcher wrapped in `torch.compiler.disable`: Dynamo runs it eagerly, a "
-                                  "graph break.", _compiler_disable, _raw, family="launch idiom"),
+                                  "graph break.", _compiler_disable, _raw, family="launch idiom", variant_of="raw_jit"),
         Style("device_context", "The raw launch inside `with torch.cuda.device(x.device):` (flash-attention, "
-                                "Liger-Kernel).", _device_context, _raw, family="launch idiom"),
+                                "Liger-Kernel).", _device_context, _raw, family="launch idiom", variant_of="raw_jit"),
         Style("autograd_wrap_triton", "`torch.autograd.Function` whose forward and backward launch through "
                                       "`wrap_triton` (flash-attention's newer code).",
-              functools.partial(_autograd_function, wrap=True), _raw, needs=frozenset({"backward"}), family="autograd"),
+              functools.partial(_autograd_function, wrap=True), _raw, needs=frozenset({"backward"}), family="autograd", variant_of="autograd_function"),
         Style("wrapper_outside", "A `wrap_triton(kernel)` wrapper made once, outside the traced function, launched "
-                                 "inside it.", _wrapper_outside, _raw, family="launch idiom"),
+                                 "inside it.", _wrapper_outside, _raw, family="launch idiom", variant_of="raw_jit"),
         Style("triton_op_no_wrap", "`@triton_op` whose body launches the raw kernel, without `wrap_triton`.",
-              _triton_op_no_wrap, _op_marker("triton_op_no_wrap"), custom_op=True),
+              _triton_op_no_wrap, _op_marker("triton_op_no_wrap"), custom_op=True, variant_of="triton_op"),
         Style("warmup_launch", "The kernel compiled once by `.warmup(...)` at the first launch's arguments, and the "
                                "compiled kernel launched on a computed grid, for every later size (an older fused-softmax "
                                "tutorial's cache; the current one warms up on every call).",
-              _warmup_launch, _raw, family="launch idiom"),
+              _warmup_launch, _raw, family="launch idiom", variant_of="raw_jit"),
         Style("as_shipped", "Your op exactly as you ship it (compat.Op): a torch.library op, an autograd.Function's "
                             "apply, an nn.Module, or a function that launches kernels, called unchanged; a traced "
                             "graph must hold what it launched in eager.", _as_shipped, None,

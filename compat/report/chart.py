@@ -23,7 +23,8 @@ from ..matrix.cells import package_cell_of
 CANONICAL = (("raw_jit", "raw `@triton.jit`"), ("triton_op", "`triton_op` + `wrap_triton`"),
              ("custom_op", "`custom_op`"), ("autograd_function", "`autograd.Function`"))
 GROUPS = (("eager", ("eager",)), ("compile", ("compile_inductor",)), ("compile, grads", ("compile_backward",)),
-          ("dynamic", ("compile_dynamic",)), ("CUDA graphs", ("compile_cudagraphs",)),
+          ("dynamic", ("compile_dynamic",)), ("dynamic, grads", ("compile_dynamic_backward",)),
+          ("CUDA graphs", ("compile_cudagraphs",)),
           ("export strict", ("export_strict",)), ("export non-strict", ("export_nonstrict",)),
           ("save/load", ("save_load_nonstrict",)), ("AOTI Python", ("aoti_nonstrict",)),
           ("AOTI C++", ("aoti_cpp_nonstrict",)))
@@ -114,14 +115,15 @@ def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> t
 
 
 def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[str]:
-    """op_rows as Markdown: two tables of five groups (ten groups and an op's name do not fit GitHub's column), or
-    nothing where no op ran on `device`."""
+    """op_rows as Markdown: two tables of half the groups each (eleven groups and an op's name do not fit GitHub's
+    column), or nothing where no op ran on `device`."""
     said, rows = op_rows(doc, verdicts, device)
     if not rows:
         return []
     legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
     out = [f"{said} {legend}; — not measured.", ""]
-    for half in (slice(0, 5), slice(5, None)):
+    middle = (len(GROUPS) + 1) // 2
+    for half in (slice(0, middle), slice(middle, None)):
         out += ["| op | " + " | ".join(g for g, _ in GROUPS[half]) + " |", "|---|" + "---|" * len(GROUPS[half])]
         out += [f"| `{op}` | " + " | ".join(CLASSES[c][0] if c else "—" for c in classes[half]) + " |"
                 for op, classes in rows]

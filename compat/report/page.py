@@ -119,7 +119,7 @@ function evaluate(sel) {
         if (st === MISSES) {
           const views = layouts && state(rec, false) !== MISSES;
           missing.push({stage, capability: views ? 'strided' : cap, ran: rec ? rec.ran : 0, works: rec ? rec.works : 0,
-                        rewrite: rec && !views ? rec.rewrite : '', failing: rec && !views ? rec.failing : [], views});
+                        instead: rec && !views ? rec.instead : {}, failing: rec && !views ? rec.failing : [], views});
         }
       }
       if (missing.length) level = MISSES;
@@ -128,16 +128,21 @@ function evaluate(sel) {
       if (!best || key[0] < best.key[0] || (key[0] === best.key[0] && key[1] < best.key[1])) best = {key, mode, missing};
     }
     const breadth = Object.values(entry.stages).filter(r => [MEETS, UNFUZZED].includes(state(r, false))).length;
-    ranked.push({sort: [best.key[0], best.key[1], -breadth, order], style: entry.style, level: best.key[0],
-                 mode: best.mode, missing: best.missing, kernels: entry.kernels});
+    // Evidence first, then the simpler style: a canonical one before its variants, then the broader.
+    ranked.push({sort: [best.key[0], best.key[1], entry.variant ? 1 : 0, -breadth, order], style: entry.style,
+                 level: best.key[0], mode: best.mode, missing: best.missing, kernels: entry.kernels, variant: entry.variant});
   });
-  ranked.sort((a, b) => { for (let i = 0; i < 4; i++) if (a.sort[i] !== b.sort[i]) return a.sort[i] - b.sort[i]; return 0; });
+  ranked.sort((a, b) => { for (let i = 0; i < 5; i++) if (a.sort[i] !== b.sort[i]) return a.sort[i] - b.sort[i]; return 0; });
   return ranked;
+}
+function insteadFor(kernels, instead) {  // recommend.instead_for
+  const groups = new Map();
+  for (const k of [...kernels].sort()) { const r = instead[k] || ''; if (!groups.has(r)) groups.set(r, []); groups.get(r).push(k); }
+  return [...groups].map(([r, ks]) => ks.join(', ') + (r ? ` (instead: ${r})` : '')).join('; ');
 }
 function missingText(a) {
   return a.missing.map(m => m.stage + ' ' + (m.views ? 'refuses non-contiguous inputs, or was not fuzzed' :
-    !m.ran ? 'not measured' : `works in ${m.works} of ${m.ran} cells (not for ${m.failing.join(', ')})`) +
-    (m.rewrite ? '; instead: ' + m.rewrite : '')).join('; ');
+    !m.ran ? 'not measured' : `works in ${m.works} of ${m.ran} cells, not for ${insteadFor(m.failing, m.instead)}`)).join('; ');
 }
 function answer() {
   const sel = [...document.querySelectorAll('#choose input:checked')].map(i => i.value), out = document.getElementById('answer');
@@ -151,7 +156,8 @@ function answer() {
     out.append(el('h3', `${title}: ${these.length}`));
     if (!these.length) { out.append(el('p', 'none', 'none')); continue; }
     const ul = el('ul'); ul.className = 'level' + level;
-    for (const a of these) { const li = el('li'); li.dataset.style = a.style; li.append(el('code', a.style));
+    for (const a of these) { const li = el('li'); li.dataset.style = a.style;
+      li.append(el('code', a.variant || a.style)); if (a.variant) { li.append(' (variant '); li.append(el('code', a.style)); li.append(')'); }
       li.append(` ${a.mode ? 'through ' + a.mode + ' export; ' : ''}measured on ${a.kernels.join(', ')}`); ul.append(li); }
     out.append(ul);
   }

@@ -13,12 +13,14 @@ checks that the two agree.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..evidence.verdicts import Verdict
 from ..matrix.cells import package_cell_of
-from ..matrix.stages import EXPORT_MODES
+from ..matrix.stages import EXPORT_MODES, RUNS_LIBRARY_OF, STAGES
+from ..matrix.styles import CANONICAL_STYLES, STYLES
 
 
 @dataclass(frozen=True)
@@ -73,19 +75,19 @@ class StageRecord:
     unfuzzed: int = 0  # cells that work on the model's inputs in a fuzzed stage whose fuzz test has not run
     fuzzed: int = 0  # cells with fuzz evidence
     layouts_ok: int = 0  # of those, cells that work and took every layout without refusing one
-    rewrites: dict[str, int] = field(default_factory=dict)  # rewrite -> cells that name it
     failing: set = field(default_factory=set)  # kernels with a cell that does not work
+    # Per failing kernel, the rewrites its cells name and how often: its own "instead", not the style's commonest.
+    rewrites: dict[str, Counter] = field(default_factory=dict)
     # Of those, kernels with a cell that fails with an error (or on a contiguous generated input), and kernels with
     # one that gives wrong values without an error: the others are wrong on non-contiguous inputs only.
     errors: set = field(default_factory=set)
     silent: set = field(default_factory=set)
 
     def to_dict(self) -> dict[str, Any]:
-        rewrite = max(self.rewrites, key=self.rewrites.get) if self.rewrites else ""
+        instead = {k: self.rewrites[k].most_common(1)[0][0] for k in sorted(self.rewrites)}
         return {"ran": self.ran, "works": self.works, "contiguous": self.contiguous, "unfuzzed": self.unfuzzed,
-                "fuzzed": self.fuzzed,
-                "layouts_ok": self.layouts_ok, "rewrite": rewrite, "failing": sorted(self.failing),
-                "silent": sorted(self.silent), "errors": sorted(self.errors)}
+                "fuzzed": self.fuzzed, "layouts_ok": self.layouts_ok, "instead": instead,
+                "failing": sorted(self.failing), "silent": sorted(self.silent), "errors": sorted(self.errors)}
 
 
 def device_of(doc: dict[str, Any]) -> str | None:
@@ -102,6 +104,12 @@ def _views_only(verdict: Verdict, fuzz: dict[str, Any] | None) -> bool:
         return False
     example = fuzz["outcome"]["detail"].get("example") or {}
     return example.get("layout", "contiguous") != "contiguous"
+
+
+def _variant(style: str) -> str | None:
+    """The canonical style `style` varies; None when it is one (or a style this checkout does not declare)."""
+    known = STYLES.get(style)
+    return known.variant_of if known else None
 
 
 def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
@@ -129,12 +137,12 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
             if not _views_only(v, fuzz.get(fuzzed_as)):
                 (rec.silent if v.kind in ("wrong", "wrong_some") else rec.errors).add(a["kernel"])
             if v.rewrite:
-                rec.rewrites[v.rewrite] = rec.rewrites.get(v.rewrite, 0) + 1
+                rec.rewrites.setdefault(a["kernel"], Counter())[v.rewrite] += 1
     return {"device": device,
             "capabilities": [{"key": c.key, "label": c.label, "stages": list(c.stages), "families": list(c.families),
                               "layouts": c.layouts} for c in CAPABILITIES],
             "modes": list(EXPORT_MODES),
-            "styles": [{"style": s, "kernels": sorted(kernels[s]),
+            "styles": [{"style": s, "kernels": sorted(kernels[s]), "variant": _variant(s),
                         "stages": {st: r.to_dict() for st, r in stages.items()}} for s, stages in styles.items()]}
 
 
@@ -162,12 +170,13 @@ MEETS, CONTIGUOUS_ONLY, UNFUZZED, MISSES = 0, 1, 2, 3
 @dataclass
 class Answer:
     style: str
-    level: int  # MEETS, UNFUZZED, CONTIGUOUS_ONLY or MISSES
+    level: int  # MEETS, CONTIGUOUS_ONLY, UNFUZZED or MISSES
     mode: str | None  # the export mode the answer goes through
     missing: list[dict[str, Any]]  # per stage that does not work: stage, capability, ran, works, rewrite, failing
     breadth: int  # stages where the style works in every cell: the tie-break, broader first
     kernels: list[str]
     stages: list[str]  # the stages it was judged on
+    variant_of: str | None = None  # the canonical style it varies, if it is a variant
 
 
 def _state(rec: dict[str, Any] | None, layouts: bool) -> int:
@@ -201,7 +210,7 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
                     views = layouts and _state(rec, False) != MISSES  # the stage works: only the layouts fail
                     missing.append({"stage": stage, "capability": "strided" if views else capability,
                                     "ran": rec["ran"] if rec else 0, "works": rec["works"] if rec else 0,
-                                    "rewrite": rec["rewrite"] if rec and not views else "",
+                                    "instead": rec["instead"] if rec and not views else {},
                                     "failing": rec["failing"] if rec and not views else [], "views": views,
                                     "silent": rec.get("silent", []) if rec and not views else [],
                                     "errors": rec.get("errors", []) if rec and not views else []})
@@ -213,9 +222,19 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
                 best = (key, mode, missing, list(needed))
         breadth = sum(1 for rec in stages.values() if _state(rec, False) in (MEETS, UNFUZZED))
         (level, _), mode, missing, judged = best
-        ranked.append(((level, len(missing), -breadth, order),
-                       Answer(entry["style"], level, mode, missing, breadth, entry["kernels"], judged)))
+        # Evidence first, then the simpler style: a canonical one before its variants, then the broader.
+        variant = entry.get("variant")
+        ranked.append(((level, len(missing), variant is not None, -breadth, order),
+                       Answer(entry["style"], level, mode, missing, breadth, entry["kernels"], judged, variant)))
     return [a for _, a in sorted(ranked, key=lambda t: t[0])]
+
+
+def instead_for(kernels, instead: dict[str, str]) -> str:
+    """The kernels, each with its own rewrite: kernels that share one are named together before it."""
+    groups: dict[str, list[str]] = {}
+    for k in sorted(kernels):
+        groups.setdefault(instead.get(k, ""), []).append(k)
+    return "; ".join(", ".join(ks) + (f" (instead: {r})" if r else "") for r, ks in groups.items())
 
 
 def describe_missing(answer: Answer) -> str:
@@ -223,13 +242,20 @@ def describe_missing(answer: Answer) -> str:
     for m in answer.missing:
         how = ("refuses non-contiguous inputs, or was not fuzzed" if m["views"] else
                "not measured" if not m["ran"] else
-               f"works in {m['works']} of {m['ran']} cells (not for {', '.join(m['failing'])})")
-        parts.append(f"`{m['stage']}` {how}" + (f"; instead: {m['rewrite']}" if m["rewrite"] else ""))
+               f"works in {m['works']} of {m['ran']} cells, not for {instead_for(m['failing'], m['instead'])}")
+        parts.append(f"`{m['stage']}` {how}")
     return "; ".join(parts)
 
 
+def named(answer: Answer) -> str:
+    """A style as an answer names it: its canonical style first, then the variant that wins, and the export mode."""
+    said = [f"variant `{answer.style}`"] if answer.variant_of else []
+    said += [f"{answer.mode} export"] if answer.mode else []
+    return f"`{answer.variant_of or answer.style}`" + (f" ({', '.join(said)})" if said else "")
+
+
 def _names(answers: list[Answer]) -> str:
-    return ", ".join(f"`{a.style}`" + (f" ({a.mode} export)" if a.mode else "") for a in answers)
+    return ", ".join(named(a) for a in answers)
 
 
 def goals(data: dict[str, Any]) -> list[tuple[str, list[Answer], list[Answer], list[Answer], list[Answer]]]:
@@ -250,8 +276,6 @@ INTRO = ("the styles whose every measured cell works in the stages it needs (eve
          "cells pass on the model's inputs but have not been fuzzed is listed apart.")
 
 
-# The styles most kernels are wrapped in: each goal's answer says how each of them fares, best or not.
-MAIN_STYLES = ("triton_op", "custom_op", "raw_jit", "autograd_function")
 LEVEL_WORDS = {MEETS: "does it, fuzz-verified", CONTIGUOUS_ONLY: "does it for contiguous inputs only",
                UNFUZZED: "does it on the model's inputs, not all fuzzed", MISSES: "does not"}
 CONTIGUOUS_CAVEAT = ("call .contiguous() on the inputs before the exported program or package: a .contiguous() inside "
@@ -261,18 +285,28 @@ PYTHON_CAVEAT = "its package needs the op registered in Python where it is loade
 
 def _failing(answer: Answer) -> str:
     """For a style that misses: the kernels it misses on, each in its own words (wrong on views only; silently
-    wrong; fails with an error), so one exotic kernel does not hide a style that works for the others."""
+    wrong; fails with an error) and with its own rewrite, so one exotic kernel does not hide a style that works for
+    the others."""
     kernels = sorted({k for m in answer.missing for k in m["failing"]})
     if answer.level != MISSES or not kernels:
         return ""
-    # The worst word a kernel earned at any missing stage: an error, then wrong values, then views only.
+    # The worst word a kernel earned at any missing stage: an error, then wrong values, then views only; its
+    # rewrite, from the first missing stage that names one.
     errors = {k for m in answer.missing for k in m.get("errors", [])}
     silent = {k for m in answer.missing for k in m.get("silent", [])} - errors
     views = set(kernels) - errors - silent
-    if errors >= set(answer.kernels):
-        return " (fails for every kernel it ran)"
-    said = [f"{words} for {', '.join(sorted(group))}" for words, group in (
-        ("fails", errors), ("silently wrong", silent), ("wrong on non-contiguous inputs only", views)) if group]
+    instead: dict[str, str] = {}
+    for m in answer.missing:
+        instead = {**m["instead"], **instead}
+    shared = {instead.get(k, "") for k in errors}
+    if errors >= set(answer.kernels) and len(shared) == 1:
+        rewrite = shared.pop()
+        return " (fails for every kernel it ran" + (f"; instead: {rewrite})" if rewrite else ")")
+    said = [f"{words} for {instead_for(group, instead)}" for words, group in (
+        ("fails", errors), ("silently wrong", silent)) if group]
+    if views:  # one remedy for all of them, the caveat's
+        said.append(f"wrong on non-contiguous inputs only for {', '.join(sorted(views))} (instead: pass contiguous "
+                    "inputs)")
     rest = "" if set(kernels) >= set(answer.kernels) else "; works for the others"
     return f" ({'; '.join(said)}{rest})"
 
@@ -282,7 +316,8 @@ def _measured_on(data: dict[str, Any], answer: Answer) -> str:
     model's inputs without a fuzz test."""
     stages = next(e["stages"] for e in data["styles"] if e["style"] == answer.style)
     unfuzzed = sum(stages[s]["unfuzzed"] for s in answer.stages if s in stages)
-    return f"measured on {len(answer.kernels)} kernels, {unfuzzed} cells not fuzzed"
+    kernels = len(answer.kernels)
+    return f"measured on {kernels} kernel{'s' * (kernels != 1)}, {unfuzzed} cell{'s' * (unfuzzed != 1)} not fuzzed"
 
 
 def answers(data: dict[str, Any]) -> list[str]:
@@ -292,20 +327,32 @@ def answers(data: dict[str, Any]) -> list[str]:
         ranked = evaluate(data, list(selection))
         best = ranked[0] if ranked and ranked[0].level != MISSES else None
         if best is None:
-            line = f"**{question}**: no style does all of it here; closest `{ranked[0].style}`, which misses " \
+            line = f"**{question}**: no style does all of it here; closest {named(ranked[0])}, which misses " \
                    f"{describe_missing(ranked[0])}" if ranked else f"**{question}**: nothing measured"
         else:
-            line = f"**{question}**: use `{best.style}`" + (f" ({best.mode} export)" if best.mode else "") \
+            line = f"**{question}**: use {named(best)}" \
                    + f", {LEVEL_WORDS[best.level]} ({_measured_on(data, best)})"
             if best.level == CONTIGUOUS_ONLY:
                 line += f"; {CONTIGUOUS_CAVEAT}"
-            if best.style == "custom_op" and "aoti" in selection:
+            if (best.variant_of or best.style) == "custom_op" and "aoti" in selection:
                 line += f"; {PYTHON_CAVEAT}"
         status = {a.style: a for a in ranked}
-        main = [f"`{s}` {LEVEL_WORDS[status[s].level]}{_failing(status[s])}" for s in MAIN_STYLES
+        main = [f"`{s}` {LEVEL_WORDS[status[s].level]}{_failing(status[s])}" for s in CANONICAL_STYLES
                 if s in status and status[s] is not best]
         out.append(line + (f". Of the main styles: {', '.join(main)}." if main else "."))
-    return out
+    return out + ([views] if (views := packages_on_views(data)) else [])
+
+
+def packages_on_views(data: dict[str, Any]) -> str:
+    """The sentence for when no AOTInductor package, of any style, passed its fuzz test on non-contiguous inputs
+    (a C++ cell runs its package, so it is not counted twice)."""
+    records = [r for e in data["styles"] for stage, r in e["stages"].items()
+               if stage in STAGES and STAGES[stage].packaged and STAGES[stage].family not in RUNS_LIBRARY_OF]
+    fuzzed = sum(r["fuzzed"] for r in records)
+    if not fuzzed or any(r["layouts_ok"] for r in records):
+        return ""
+    return (f"**Non-contiguous inputs to an AOTInductor package**: none of the {fuzzed} packages fuzzed here, of any "
+            f"style, took every non-contiguous layout and gave eager's values; {CONTIGUOUS_CAVEAT}.")
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
