@@ -119,6 +119,34 @@ def test_each_package_imports_only_what_its_rules_allow(layer):
         assert not wrong, f"{module} imports {wrong}; {layer} may import only {sorted(allowed - {layer})}"
 
 
+def test_the_run_imports_of_the_child_only_its_protocol_which_imports_nothing():
+    """The parent reads what it shares with its children (task and file names, environment variables, timeouts) from
+    compat.child.protocol alone: it never imports the child's work, and with it torch."""
+    graph = imports(type_only=True)
+    for module, deps in graph.items():
+        if _layer(module) == "run":
+            child = sorted(d for d in deps if _layer(d) == "child" and d != "compat.child.protocol")
+            assert not child, f"{module} imports {child}; the run may import only compat.child.protocol of the child"
+    tree = ast.parse((PACKAGE / "child" / "protocol.py").read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def test_the_protocol_names_every_task_the_run_asks_for_and_the_child_has_a_body_for_each():
+    from compat.child import protocol, tasks
+
+    assert set(protocol.TASKS) <= set(tasks.TASKS)
+    asked = set()
+    for path in (PACKAGE / "run").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "run" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                asked.add(node.args[0].value)
+            if isinstance(node, ast.Tuple) and node.elts and isinstance(node.elts[0], ast.Constant) \
+                    and node.elts[0].value in tasks.TASKS:
+                asked.add(node.elts[0].value)
+    assert asked and asked <= set(protocol.TASKS), sorted(asked - set(protocol.TASKS))
+
+
 def test_the_package_rules_are_the_ones_each_package_states():
     """Each package's docstring names what it may import: the rules above and the docs cannot drift apart."""
     for layer, allowed in MAY_IMPORT.items():

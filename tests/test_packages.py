@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from compat.child import packages
+from compat.child import packages, protocol
 from compat.child.checks import models
 from compat.matrix import model as workload
 from compat.matrix.cells import Cell
@@ -84,7 +84,7 @@ def test_a_traced_launch_is_keyed_by_its_kernel_not_by_its_index_in_the_side_tab
 
 
 def test_a_key_is_compiled_once_and_linked_for_every_other_child(tmp_path, monkeypatch):
-    monkeypatch.setenv(packages.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(protocol.PACKAGE_STORE_ENV, str(tmp_path / "store"))
     compiled = []
 
     def compile_here(path):
@@ -114,7 +114,7 @@ def test_a_key_is_compiled_once_and_linked_for_every_other_child(tmp_path, monke
 
 
 def test_a_failed_compile_is_not_stored(tmp_path, monkeypatch):
-    monkeypatch.setenv(packages.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(protocol.PACKAGE_STORE_ENV, str(tmp_path / "store"))
 
     def fails():
         raise RuntimeError("C++ compile error")
@@ -126,7 +126,7 @@ def test_a_failed_compile_is_not_stored(tmp_path, monkeypatch):
 
 
 def test_outside_a_run_the_library_is_compiled_here(tmp_path, monkeypatch):
-    monkeypatch.delenv(packages.STORE_ENV, raising=False)
+    monkeypatch.delenv(protocol.PACKAGE_STORE_ENV, raising=False)
     assert packages.compiled_once("k" * 32, str(tmp_path / "p"), lambda: {"compile_seconds": 1.0}) == {
         "compile_seconds": 1.0}
 
@@ -136,7 +136,7 @@ def test_a_program_the_key_cannot_read_is_compiled_unshared_with_the_compilers_o
     and that error became the AOTI cells' outcome in place of Inductor's own: the key never decides an outcome."""
     from compat.child import artifacts
 
-    monkeypatch.setenv(packages.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(protocol.PACKAGE_STORE_ENV, str(tmp_path / "store"))
     ep = _export(CELL, False)
 
     def unreadable(*args):
@@ -146,10 +146,10 @@ def test_a_program_the_key_cannot_read_is_compiled_unshared_with_the_compilers_o
         raise RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor)")
 
     monkeypatch.setattr(packages, "program_key", unreadable)
-    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (artifacts.PACKAGE, inductor_fails, None))
+    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (protocol.PACKAGE, inductor_fails, None))
     with pytest.raises(RuntimeError, match="Cannot access data pointer"):
         artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
-    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (artifacts.PACKAGE, lambda ep, path: {"compile_seconds": 1.0},
+    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (protocol.PACKAGE, lambda ep, path: {"compile_seconds": 1.0},
                                                       None))
     detail = artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
     assert detail["compile_seconds"] == 1.0 and detail["package_key"] is None and ".numpy()" in detail["unkeyed"]

@@ -96,6 +96,19 @@ def test_every_style_but_as_shipped_is_or_varies_a_canonical_style():
         Style("x", "doc", lambda k: None, lambda k: "x", variant_of="jit")
 
 
+def test_a_compiling_stage_says_how_it_compiles_on_the_stage_itself():
+    """torch.compile's arguments live on the Stage: its check and its fuzz tests both read them from there, and a
+    probe without them runs the model eagerly."""
+    from compat.matrix.stages import Stage
+
+    compiling = {n for n, s in STAGES.items() if s.compiler is not None}
+    assert compiling == {n for n, s in STAGES.items() if s.probe and n.startswith("compile_")}
+    assert STAGES["compile_dynamic_backward"].compiler == {"backend": "inductor", "dynamic": True}
+    assert STAGES["compile_cudagraphs"].compiler["mode"] == "reduce-overhead"
+    with pytest.raises(RegistryError, match=r"stage 'x': only a probe stage compiles the model"):
+        Stage("x", "doc", "export", 1.0, export_mode="strict", compiler={"backend": "inductor"})
+
+
 def test_a_stage_narrowed_to_dtypes_or_devices_says_so_instead_of_skipping():
     from compat.matrix.cells import why_not_applicable
     from compat.matrix.stages import ONE_DTYPE

@@ -2,7 +2,7 @@
 
 import copy
 
-from compat.child import latency
+from compat.child import latency, protocol
 from compat.evidence import diff
 from compat.report import report, timings, upgrade
 
@@ -26,7 +26,7 @@ def test_only_timed_stages_on_cuda_in_a_run_are_timed(monkeypatch, tmp_path):
     from compat.run.session import child_env
 
     cell = parse_cell_id("silu-triton_op-aoti_cpp_strict-float32-cuda", "test")
-    monkeypatch.delenv(latency.TIMED_ENV, raising=False)
+    monkeypatch.delenv(protocol.TIMED_ENV, raising=False)
     assert not latency.wanted(cell)  # outside a run (a fuzz test, a user's script): never timed
     for key, value in child_env(cell, tmp_path).items():
         monkeypatch.setenv(key, value)

@@ -51,7 +51,7 @@ def test_a_detection_from_another_torch_or_a_failed_one_is_not_applied(tmp_path)
 
 def test_fresh_children_get_the_runs_one_detection_as_forked_ones_do(tmp_path):
     # Fresh children detected again in every child that compiles C++ (40-70 s each on the H100).
-    from compat.child.toolchain import ISA_FILE_ENV
+    from compat.child.protocol import ISA_FILE_ENV
     from compat.run.launcher import Launcher
 
     for mode in ("fresh", "forked"):

@@ -19,9 +19,9 @@ import torch
 from ..errors import RegistryError
 from ..matrix.stages import BUILD_PHASES, PACKAGED, RUNS_LIBRARY_OF
 from . import packages, toolchain
+from .protocol import LIBRARY_FILES, PROGRAM
 
 Artifacts = list[tuple[str, Callable]]
-PROGRAM, PACKAGE = "program.pt2", "package.pt2"  # file names in the work directory of the child that makes them
 
 
 def module(ep, workdir: Path) -> Artifacts:
@@ -122,13 +122,13 @@ def deprecations():
 
 # The AOTI families' libraries: (file name in the build's work directory, how it is compiled, how it is loaded).
 LIBRARIES: dict[str, tuple[str, Callable, Callable]] = {
-    "aoti": (PACKAGE, compile_package, lambda path, device: (load_package(path), [])),
-    "aoti_max_autotune": ("package_max_autotune.pt2",
+    "aoti": (LIBRARY_FILES["aoti"], compile_package, lambda path, device: (load_package(path), [])),
+    "aoti_max_autotune": (LIBRARY_FILES["aoti_max_autotune"],
                           lambda ep, path: compile_package(ep, path, {"max_autotune": True}),
                           lambda path, device: (load_package(path), [])),
-    "aoti_legacy": ("legacy.so", compile_legacy, load_legacy),
+    "aoti_legacy": (LIBRARY_FILES["aoti_legacy"], compile_legacy, load_legacy),
 }
-if set(LIBRARIES) != set(PACKAGED):
+if list(LIBRARIES) != list(LIBRARY_FILES) or set(LIBRARIES) != set(PACKAGED):
     raise RegistryError(f"AOTI families without a library: {sorted(set(LIBRARIES) ^ set(PACKAGED))}")
 
 

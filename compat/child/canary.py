@@ -12,6 +12,7 @@ import torch
 from ..evidence import numerics
 from ..evidence.outcomes import Outcome
 from . import artifacts, cpp
+from .protocol import CPP_RUN_TIMEOUT_S
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -66,7 +67,7 @@ def run_cpp(journal: "Journal", device: str, package_path: str, runner_path: str
 
     def load() -> Outcome:
         outcome, holder["outputs"], _ = cpp.run_package(runner_path, package_path, [(x,)], device,
-                                                        Path(journal.path).parent, cpp.RUN_TIMEOUT_S)
+                                                        Path(journal.path).parent, CPP_RUN_TIMEOUT_S)
         return outcome
 
     def check() -> Outcome:

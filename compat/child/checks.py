@@ -373,19 +373,9 @@ def proof(c: "Cell", counter, result: Outcome) -> Outcome:
     return missing_node(c, counter.graphs) or result
 
 
-# How each compile stage calls torch.compile: `_compiled`'s arguments. The fuzz tests compile the op the same way.
-COMPILERS = {"compile_eager": {"backend": "eager"}, "compile_aot_eager": {"backend": "aot_eager"},
-             "compile_inductor": {"backend": "inductor"},
-             "compile_dynamic": {"backend": "inductor", "dynamic": True},
-             "compile_cudagraphs": {"backend": "inductor", "mode": "reduce-overhead"},
-             "compile_max_autotune": {"backend": "inductor", "mode": "max-autotune"},
-             "compile_cpp_wrapper": {"backend": "inductor", "options": {"cpp_wrapper": True}},
-             "compile_backward": {"backend": "inductor"},
-             "compile_dynamic_backward": {"backend": "inductor", "dynamic": True}}
-
-
 def compiled_for(stage: str, model):
-    return _compiled(model, **COMPILERS[stage])
+    """The model compiled as the stage compiles it (Stage.compiler)."""
+    return _compiled(model, **STAGES[stage].compiler)
 
 
 def compile_model(c: "Cell") -> Outcome:
@@ -571,12 +561,12 @@ def eager_backward(c: "Cell") -> Outcome:
 def compile_backward(c: "Cell") -> Outcome:
     """Gradients of the differentiable inputs and of every parameter through the compiled model, against eager
     PyTorch's."""
-    return train(c, COMPILERS[c.stage], check_points(c)[1:2])
+    return train(c, STAGES[c.stage].compiler, check_points(c)[1:2])
 
 
 def compile_dynamic_backward(c: "Cell") -> Outcome:
     """Training under `dynamic=True`: gradients at two sizes through one graph with symbolic sizes."""
-    return train(c, COMPILERS[c.stage], check_points(c)[1:3])
+    return train(c, STAGES[c.stage].compiler, check_points(c)[1:3])
 
 
 def kernel_outputs(value) -> tuple:

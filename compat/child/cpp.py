@@ -25,16 +25,14 @@ from ..matrix import model as workload
 from ..matrix.stages import FRESH_PHASES, STAGES
 from . import latency
 from .checks import check_points, compare_call, inputs, models
+from .protocol import CPP_BUILD_TIMEOUT_S
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
     from .journal import Journal
 
 SOURCE = Path(__file__).with_name("aoti_runner.cpp")
-BINARY = "aoti_runner"
 HEADER = "torch/csrc/inductor/aoti_package/model_package_loader.h"
-BUILD_TIMEOUT_S = 600.0
-RUN_TIMEOUT_S = 240.0  # a load and a run of seconds, and the steady state's few hundred calls
 # The runner's exit codes (aoti_runner.cpp): which phase failed.
 EXIT_PHASES = {3: "load", 4: "run"}
 USAGE_EXIT = 2
@@ -76,7 +74,7 @@ def build(journal: "Journal", output: str) -> None:
             return Outcome("failed", "CppToolchainMissing", "; ".join(tools["missing"]), detail={"toolchain": tools})
         command = build_command(tools, output)
         start = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CPP_BUILD_TIMEOUT_S)
         seconds = round(time.monotonic() - start, 1)
         if done.returncode != 0:
             return Outcome("failed", "CppRunnerBuildFailed", (done.stderr or done.stdout)[-outcomes.MESSAGE_LIMIT:],

@@ -58,7 +58,6 @@ from ..matrix.strategies import (
 from ..matrix.styles import build_op
 from . import artifacts
 from .checks import (
-    COMPILERS,
     backward_through,
     before_stage,
     compiled_for,
@@ -272,7 +271,7 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: list[
         module, reference = pair(kernel, build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False,
                                  variant=variant)
         fn = module.train()
-        if cell.stage in COMPILERS:
+        if STAGES[cell.stage].compiler is not None:
             _no_eager_fallback()
             fn, counter = compiled_for(cell.stage, fn)
             counters.append(counter)
@@ -290,7 +289,7 @@ def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: li
     if STAGES[cell.stage].trains:
         return _fuzz_training(cell, profile, example, known)
     module, reference = _op_models(cell)
-    if cell.stage == "eager":
+    if STAGES[cell.stage].compiler is None:
         return fuzz(cell, [("eager", module)], reference, False, profile, example, known)
     _no_eager_fallback()
     compiled, counter = compiled_for(cell.stage, module)

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Callable
 import torch
 from filelock import FileLock
 
+from .protocol import LOCK_DIR_ENV, TIMED_ENV
+
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
 
 WARMUP, REPS = 5, 30
 # Set by the parent for every child of a run (compat.run.session): where the timing locks are, and which stages are
 # timed (`Stage.timed`; handed down rather than imported, since the stages' checks import this module).
-LOCK_DIR_ENV, TIMED_ENV = "COMPAT_TIMING_LOCK_DIR", "COMPAT_TIMED_STAGES"
 
 
 def lock_path() -> str | None:

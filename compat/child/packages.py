@@ -33,8 +33,8 @@ from filelock import FileLock
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
 from ..atomic import write_atomic
+from .protocol import PACKAGE_STORE_ENV
 
-STORE_ENV = "COMPAT_PACKAGE_STORE"  # the run's store directory (compat.run.session sets it for every child)
 _SYMBOL = re.compile(r"\b([su])\d+\b")
 _SIDE_TABLE_INDEX = re.compile(r"\b(kernel_idx|constant_args_idx) = \d+")
 _COMMENT = re.compile(r"^\s*#.*$", re.MULTILINE)
@@ -133,7 +133,7 @@ def compiled_once(key: str, path: str, compile_here: Callable[[], dict[str, Any]
     """The library at `path`: linked from the run's store when a child compiled `key` already, else compiled here
     (`compile_here` writes `path` and returns what it says of the compile) and stored. Outside a run (no store),
     compiled here. The detail says which: `package_key`, and `reused_from` where it was not compiled here."""
-    store = os.environ.get(STORE_ENV)
+    store = os.environ.get(PACKAGE_STORE_ENV)
     if not store:
         return compile_here()
     entry = Path(store) / key

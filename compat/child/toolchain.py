@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-ISA_FILE_ENV = "COMPAT_ISA_FILE"  # where the run's detection writes, set by the parent for every child
+from .protocol import ISA_FILE_ENV
+
 WAIT_S = 600.0
 
 

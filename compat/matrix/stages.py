@@ -11,7 +11,8 @@ The work itself is child-side code (compat.child); which child runs what is comp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import RegistryError
 
@@ -62,6 +63,9 @@ class Stage:
     export_mode: str | None = None  # "strict" / "nonstrict": the exported program an export-based stage uses
     custom_op_only: bool = False  # applies only to styles that register a torch.library op
     check: str | None = None  # probe stages: the name of the check the probe child runs (compat.child.checks.CHECKS)
+    # A compiling probe: torch.compile's arguments (besides fullgraph=True), for its check and for its fuzz tests,
+    # which compile the op the same way; None: the probe runs the model as it is (eagerly).
+    compiler: dict[str, Any] | None = field(default=None, compare=False)
     not_fuzzed: str | None = None  # why the fuzz tests do not drive this stage's artifact; None: they do
     needs: frozenset = frozenset()  # Kernel.features() the stage needs (compat.matrix.cells says why, where missing)
     dtypes: tuple[str, ...] | None = None  # None: every dtype; else the only ones it runs (ONE_DTYPE says why)
@@ -79,6 +83,8 @@ class Stage:
     def __post_init__(self):
         if (self.family == "probe") != (self.check is not None):
             raise RegistryError(f"stage {self.name!r}: a probe stage has a check, and only a probe stage does")
+        if self.compiler is not None and not self.probe:
+            raise RegistryError(f"stage {self.name!r}: only a probe stage compiles the model")
         if self.family != "probe" and (self.family not in BUILD_PHASES or self.export_mode not in EXPORT_MODES):
             raise RegistryError(f"stage {self.name!r}: family {self.family!r} with export mode {self.export_mode!r}; "
                                 f"export-based families: {', '.join(BUILD_PHASES)}, modes: {', '.join(EXPORT_MODES)}")
@@ -164,28 +170,33 @@ STAGES: dict[str, Stage] = {
               check="opcheck", custom_op_only=True, not_fuzzed=NOT_VALUES),
         *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
                                       f"the graph holds the kernel.", "probe", 600.0, check="compile_model",
-                timed=True, cpp_on=CPU_DEVICES if backend == "inductor" else (), quick_every_dtype=backend == "inductor")
+                compiler={"backend": backend}, timed=True, cpp_on=CPU_DEVICES if backend == "inductor" else (),
+                quick_every_dtype=backend == "inductor")
           for backend in ("eager", "aot_eager", "inductor")),
         Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
                                  "a second batch size runs without recompiling.", "probe", 600.0,
-              check="compile_dynamic", needs=frozenset({"dynamic"}), timed=True, cpp_on=CPU_DEVICES),
+              check="compile_dynamic", compiler={"backend": "inductor", "dynamic": True}, needs=frozenset({"dynamic"}),
+              timed=True, cpp_on=CPU_DEVICES),
         Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
                                   "eager PyTorch's (and its float64 run); a missing gradient fails.", "probe", 600.0,
-              check="compile_backward", cpp_on=CPU_DEVICES, trains=True),
+              check="compile_backward", compiler={"backend": "inductor"}, cpp_on=CPU_DEVICES, trains=True),
         Stage("compile_dynamic_backward", "`torch.compile(dynamic=True, fullgraph=True)` with inductor, training: "
                                           "gradients at two sizes through one graph with symbolic sizes, without "
                                           "recompiling.", "probe", 600.0, check="compile_dynamic_backward",
-              needs=frozenset({"dynamic", "differentiable"}), cpp_on=CPU_DEVICES, trains=True),
+              compiler={"backend": "inductor", "dynamic": True}, needs=frozenset({"dynamic", "differentiable"}),
+              cpp_on=CPU_DEVICES, trains=True),
         Stage("compile_cudagraphs", '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
                                     "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
                                     "must be recorded and replayed.", "probe", 600.0, check="compile_cudagraphs",
-              devices=("cuda",), timed=True),
+              compiler={"backend": "inductor", "mode": "reduce-overhead"}, devices=("cuda",), timed=True),
         Stage("compile_max_autotune", '`torch.compile(mode="max-autotune", fullgraph=True)`: Inductor benchmarks its '
                                       "own kernel choices, with CUDA graphs on a GPU.", "probe", 600.0,
-              check="compile_model", dtypes=ONE_DTYPE, timed=True, cpp_on=CPU_DEVICES),
+              check="compile_model", compiler={"backend": "inductor", "mode": "max-autotune"}, dtypes=ONE_DTYPE,
+              timed=True, cpp_on=CPU_DEVICES),
         Stage("compile_cpp_wrapper", "`torch.compile(fullgraph=True, options={'cpp_wrapper': True})`: Inductor's "
                                      "wrapper generated as C++, as AOTI's is.", "probe", 600.0,
-              check="compile_model", dtypes=ONE_DTYPE, timed=True, cpp_on=("cuda", *CPU_DEVICES)),
+              check="compile_model", compiler={"backend": "inductor", "options": {"cpp_wrapper": True}},
+              dtypes=ONE_DTYPE, timed=True, cpp_on=("cuda", *CPU_DEVICES)),
         *_export_stages("strict", "True"),
         *_export_stages("nonstrict", "False"),
         # One export mode for each: non-strict, torch.export's default since 2.8.

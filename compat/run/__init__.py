@@ -3,6 +3,6 @@ one), the run session (directory, shared groups, locks, each cell's outcome read
 warm servers and children, xdist's worker count and GPU pinning, the plugin's options, the environment's description,
 and the doctor.
 
-May import: compat.matrix, compat.evidence, compat.report (the terminal summary), compat.child (the names of its tasks,
-files and environment, never its work), and the shared modules. Nothing else imports it but compat.plugin and the
-CLI."""
+May import: compat.matrix, compat.evidence, compat.report (the terminal summary), compat.child.protocol alone (the
+names of the child's tasks, files and environment, and its timeouts; never the child's work), and the shared modules.
+Nothing else imports it but compat.plugin and the CLI."""

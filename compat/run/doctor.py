@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..child import cpp
+from ..child.protocol import CPP_BUILD_TIMEOUT_S, CPP_RUNNER
 from ..evidence.outcomes import Outcome
 from .environment import crash_remedy, describe
 from .launcher import Launcher
@@ -40,8 +40,8 @@ def run_canary(launcher: Launcher, workdir: Path, device: str, env: dict[str, st
 def build_runner(launcher: Launcher, workdir: Path, env: dict[str, str] | None = None) -> Outcome:
     """The C++ runner built in a child (compat.child.cpp): passed with its path, or what is missing, or the
     compiler's message."""
-    return launcher.run("cpp_runner_build", {"output": str(workdir / cpp.BINARY)}, workdir=workdir, env=env or {},
-                        timeout=cpp.BUILD_TIMEOUT_S + 60).outcome("runner_build")
+    return launcher.run("cpp_runner_build", {"output": str(workdir / CPP_RUNNER)}, workdir=workdir, env=env or {},
+                        timeout=CPP_BUILD_TIMEOUT_S + 60).outcome("runner_build")
 
 
 def run_cpp_canary(launcher: Launcher, workdir: Path, device: str, package: str, runner: str,

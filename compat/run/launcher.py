@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..child.server import IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK
-from ..child.toolchain import ISA_FILE_ENV
+from ..child.protocol import IMPORTS_ENV, ISA_FILE_ENV, NVML_CHECK, USER_NVML_CHECK
 from ..errors import HarnessError
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome

@@ -22,8 +22,15 @@ from typing import Any, Callable, Iterable
 from filelock import FileLock
 
 from ..atomic import write_atomic
-from ..child import cpp, latency, packages
-from ..child.artifacts import LIBRARIES, PACKAGE, PROGRAM
+from ..child.protocol import (
+    CPP_RUN_TIMEOUT_S,
+    LIBRARY_FILES,
+    LOCK_DIR_ENV,
+    PACKAGE,
+    PACKAGE_STORE_ENV,
+    PROGRAM,
+    TIMED_ENV,
+)
 from ..errors import HarnessError
 from ..evidence.outcomes import Outcome
 from ..matrix.cells import DEVICES, Cell, parse_cell_id
@@ -39,9 +46,9 @@ FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
 FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "save_load": lambda workdir: ("load_program", {"program_path": str(workdir / PROGRAM)}),
     **{family: (lambda workdir, family=family: (
-        "run_library", {"family": family, "path": str(workdir / LIBRARIES[family][0])})) for family in LIBRARIES},
+        "run_library", {"family": family, "path": str(workdir / LIBRARY_FILES[family])})) for family in LIBRARY_FILES},
     # The C++ runner's path is added by the session, which builds it once per run.
-    "aoti_cpp": lambda workdir: ("run_cpp", {"package_path": str(workdir / PACKAGE), "timeout_s": cpp.RUN_TIMEOUT_S}),
+    "aoti_cpp": lambda workdir: ("run_cpp", {"package_path": str(workdir / PACKAGE), "timeout_s": CPP_RUN_TIMEOUT_S}),
 }
 assert set(FRESH_TASKS) == set(FRESH_PHASES), "every family with fresh phases has the task that runs them"
 
@@ -56,8 +63,8 @@ def base_env() -> dict[str, str]:
 def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
     """A cell's child's environment; in a run, with what compat.child.latency needs (where the run's timing locks
     are, and which stages are timed) and the run's store of AOTI libraries (compat.child.packages)."""
-    run = {latency.LOCK_DIR_ENV: str(run_dir), latency.TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed),
-           packages.STORE_ENV: str(Path(run_dir or ".") / "packages")}
+    run = {LOCK_DIR_ENV: str(run_dir), TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed),
+           PACKAGE_STORE_ENV: str(Path(run_dir or ".") / "packages")}
     return base_env() | dict(DEVICES[cell.device].env) | (run if run_dir else {})
 
 
@@ -138,7 +145,7 @@ class RunSession:
     def build(self, cell: Cell) -> Build:
         key = shared_group(cell, "cells")
         workdir = self.run_dir / "artifacts" / key
-        libraries = sorted(self.libraries_wanted.get(key, ()), key=list(LIBRARIES).index)
+        libraries = sorted(self.libraries_wanted.get(key, ()), key=list(LIBRARY_FILES).index)
         result = self._shared(key, cell, "build", {"mode": STAGES[cell.stage].export_mode, "workdir": str(workdir),
                                                    "libraries": libraries}, BUILD_TIMEOUT)
         return Build(key, result, workdir)
@@ -333,7 +340,7 @@ def build_counts(run_dir: Path) -> dict[str, Any]:
     artifacts = Path(run_dir) / "artifacts"
     records = {p.parent.name: json.loads(p.read_text()) for p in sorted(artifacts.glob("*/record.json"))}
     builds = [r for name, r in records.items() if name.startswith("build-")]
-    library_phases = [BUILD_PHASES[family][0] for family in LIBRARIES]  # "aoti_compile" and its variants
+    library_phases = [BUILD_PHASES[family][0] for family in LIBRARY_FILES]  # "aoti_compile" and its variants
     made = {name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"]
             for name, r in records.items() if name.startswith("build-") for phase in library_phases
             if phase in r["phases"]}
