@@ -12,11 +12,22 @@ import importlib
 __version__ = "0.1.0"
 
 # Imported on first use: `import compat` (the CLI's --version, its help) does not import torch.
-_API = {"Backward": "matrix.contract", "Dim": "matrix.contract", "Kernel": "matrix.contract",
-        "Scalar": "matrix.contract", "Shapes": "matrix.contract", "Tensor": "matrix.contract",
-        "Tunable": "matrix.contract", "Op": "matrix.contract", "Module": "matrix.contract", "OneOf": "matrix.contract",
-        "register_kernel": "matrix.kernels", "register_op": "matrix.kernels", "Known": "evidence.catalogue",
-        "register_known": "evidence.catalogue"}
+_API = {
+    "Backward": "matrix.contract",
+    "Dim": "matrix.contract",
+    "Kernel": "matrix.contract",
+    "Scalar": "matrix.contract",
+    "Shapes": "matrix.contract",
+    "Tensor": "matrix.contract",
+    "Tunable": "matrix.contract",
+    "Op": "matrix.contract",
+    "Module": "matrix.contract",
+    "OneOf": "matrix.contract",
+    "register_kernel": "matrix.kernels",
+    "register_op": "matrix.kernels",
+    "Known": "evidence.catalogue",
+    "register_known": "evidence.catalogue",
+}
 __all__ = ["__version__", *_API]
 
 

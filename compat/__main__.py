@@ -33,6 +33,7 @@ from .run.options import AXES, OPTIONS, REPORT_DIR, RUNS_DIR, SHARDS_DIR
 
 USAGE = 2  # the exit status of bad input (compat.run.commands has them all)
 
+
 def _pytest_options() -> str:
     lines = ["options it passes to pytest (the plugin's):"]
     for flags, options in OPTIONS:
@@ -46,73 +47,121 @@ def parser(prog: str) -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"triton-export-compat {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser(
-        "run", help="run the matrix (pytest under xdist) and write its results file",
+        "run",
+        help="run the matrix (pytest under xdist) and write its results file",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run the matrix and its fuzz tests (compat.testing) under pytest-xdist, configured by the pytest "
-                    "ini of the directory it starts from. Arguments it does not know go to pytest.",
-        epilog=_pytest_options() + "\n\nexample: python -m compat run --compat-devices=cuda --compat-accept")
-    run.add_argument("--results", metavar="PATH",
-                     help=f"results file (default: {RUNS_DIR}/torch-<v>_triton-<v>_<gpu>.json; the committed results/ "
-                          f"change only when named here)")
+        "ini of the directory it starts from. Arguments it does not know go to pytest.",
+        epilog=_pytest_options() + "\n\nexample: python -m compat run --compat-devices=cuda --compat-accept",
+    )
+    run.add_argument(
+        "--results",
+        metavar="PATH",
+        help=f"results file (default: {RUNS_DIR}/torch-<v>_triton-<v>_<gpu>.json; the committed results/ "
+        f"change only when named here)",
+    )
     run.add_argument("-n", "--workers", default="auto", help="xdist workers (default: auto)")
     rep = sub.add_parser("report", help="render the support matrix (Markdown and HTML) from a results file")
     rep.add_argument("results", help="a results JSON written by a run")
-    rep.add_argument("--out-dir", default=REPORT_DIR, metavar="DIR",
-                     help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)")
-    rep.add_argument("--readme", metavar="README.md",
-                     help="also fill the ops' summary block of a repository's README (between the lines "
-                          "'<!-- compat report --readme: ...' and '<!-- end of the generated summary -->')")
-    dif = sub.add_parser("diff", help="list cells whose outcome changed between two results files",
-                         description="Every cell whose outcome changed, grouped by severity, as Markdown; failures "
-                                     "are compared by their root cause. Exit 1 when anything regressed (newly broken, "
-                                     "or now crashes or hangs); across two hosts, only what the host does not explain "
-                                     "counts.")
+    rep.add_argument(
+        "--out-dir",
+        default=REPORT_DIR,
+        metavar="DIR",
+        help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)",
+    )
+    rep.add_argument(
+        "--readme",
+        metavar="README.md",
+        help="also fill the ops' summary block of a repository's README (between the lines "
+        "'<!-- compat report --readme: ...' and '<!-- end of the generated summary -->')",
+    )
+    dif = sub.add_parser(
+        "diff",
+        help="list cells whose outcome changed between two results files",
+        description="Every cell whose outcome changed, grouped by severity, as Markdown; failures "
+        "are compared by their root cause. Exit 1 when anything regressed (newly broken, "
+        "or now crashes or hangs); across two hosts, only what the host does not explain "
+        "counts.",
+    )
     dif.add_argument("old", metavar="OLD.json", help="the results before (say, the current torch)")
     dif.add_argument("new", metavar="NEW.json", help="the results after (say, the upgraded torch)")
-    dif.add_argument("--output", metavar="PATH",
-                     help="also write the Markdown to PATH, within a pull-request comment's 65,536 characters; rows "
-                          "left out go to PATH's .full.md beside it, which the comment links")
+    dif.add_argument(
+        "--output",
+        metavar="PATH",
+        help="also write the Markdown to PATH, within a pull-request comment's 65,536 characters; rows "
+        "left out go to PATH's .full.md beside it, which the comment links",
+    )
     acc = sub.add_parser("accept", help="record the outcomes of a results file into the expectations file")
     acc.add_argument("results", help="a results JSON written by a run")
-    acc.add_argument("--expectations", metavar="PATH",
-                     help="the expectations YAML to update, created if missing (default: the one the repository's "
-                          "pytest ini names, found from here upward as pytest finds it, else the expectations.yaml "
-                          "beside that ini)")
-    acc.add_argument("--overwrite-read-only", action="store_true",
-                     help="replace the expectations file even where it is read-only (0444); refused otherwise")
-    sha = sub.add_parser("shard", help="split the matrix into N cell lists of about equal recorded seconds",
-                         description="Each shared child's cells stay together; the longest go first to the lightest "
-                                     "shard. Run shard i with `run -- --compat-cells DIR/shard-i-of-N.txt`, then "
-                                     "`merge` the N results files.")
+    acc.add_argument(
+        "--expectations",
+        metavar="PATH",
+        help="the expectations YAML to update, created if missing (default: the one the repository's "
+        "pytest ini names, found from here upward as pytest finds it, else the expectations.yaml "
+        "beside that ini)",
+    )
+    acc.add_argument(
+        "--overwrite-read-only",
+        action="store_true",
+        help="replace the expectations file even where it is read-only (0444); refused otherwise",
+    )
+    sha = sub.add_parser(
+        "shard",
+        help="split the matrix into N cell lists of about equal recorded seconds",
+        description="Each shared child's cells stay together; the longest go first to the lightest "
+        "shard. Run shard i with `run -- --compat-cells DIR/shard-i-of-N.txt`, then "
+        "`merge` the N results files.",
+    )
     sha.add_argument("--count", type=int, required=True, metavar="N", help="how many shards (one per runner)")
-    sha.add_argument("--durations", required=True, metavar="RESULTS.json",
-                     help="a results file of the same matrix, whose recorded seconds balance the shards")
+    sha.add_argument(
+        "--durations",
+        required=True,
+        metavar="RESULTS.json",
+        help="a results file of the same matrix, whose recorded seconds balance the shards",
+    )
     sha.add_argument("--out-dir", default=SHARDS_DIR, metavar="DIR", help=f"where the lists go (default: {SHARDS_DIR})")
-    cel = sub.add_parser("cells", help="print the cell ids a run of this selection would run, one per line",
-                         description="The repository's cells (its pytest ini's compat_cases), as `run` selects them; "
-                                     "a list for --compat-cells, or to count before a run.")
+    cel = sub.add_parser(
+        "cells",
+        help="print the cell ids a run of this selection would run, one per line",
+        description="The repository's cells (its pytest ini's compat_cases), as `run` selects them; "
+        "a list for --compat-cells, or to count before a run.",
+    )
     for parser, verb in ((sha, "shard"), (cel, "list")):
         for axis in AXES:
-            parser.add_argument(f"--{axis}s", metavar="NAMES", help=f"comma-separated {axis} names to {verb} "
-                                                                    f"(default: the pytest ini's compat_{axis}s, else all)")
+            parser.add_argument(
+                f"--{axis}s",
+                metavar="NAMES",
+                help=f"comma-separated {axis} names to {verb} (default: the pytest ini's compat_{axis}s, else all)",
+            )
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
     mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
-    mer.add_argument("results", nargs="+", metavar="RESULTS.json",
-                     help="results JSONs, oldest first (a later run's cell wins)")
-    mer.add_argument("--expectations", metavar="PATH",
-                     help="the expectations to recompute verdicts against (default: as for accept)")
-    ver = sub.add_parser("versions", help="the support matrix across torch versions (Markdown and HTML)",
-                         description="For each style and stage, on each device, the torch versions where it works, "
-                                     "from results files (one per version and host) and the rows that cite upstream.")
+    mer.add_argument(
+        "results", nargs="+", metavar="RESULTS.json", help="results JSONs, oldest first (a later run's cell wins)"
+    )
+    mer.add_argument(
+        "--expectations", metavar="PATH", help="the expectations to recompute verdicts against (default: as for accept)"
+    )
+    ver = sub.add_parser(
+        "versions",
+        help="the support matrix across torch versions (Markdown and HTML)",
+        description="For each style and stage, on each device, the torch versions where it works, "
+        "from results files (one per version and host) and the rows that cite upstream.",
+    )
     ver.add_argument("results", nargs="+", metavar="RESULTS.json", help="results JSONs, one per torch version and host")
-    ver.add_argument("--out-dir", default=REPORT_DIR, metavar="DIR",
-                     help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)")
+    ver.add_argument(
+        "--out-dir",
+        default=REPORT_DIR,
+        metavar="DIR",
+        help=f"where the pages go (default: {REPORT_DIR}; the published pages: --out-dir docs)",
+    )
     ver.add_argument("--expectations", metavar="PATH", help="the rows that cite upstream (default: as for accept)")
     fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
     fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
     fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
-    cov = sub.add_parser("coverage", help="list the torch.library ops registered under namespaces, and which are "
-                                          "declared as shipped (compat.Op)")
+    cov = sub.add_parser(
+        "coverage",
+        help="list the torch.library ops registered under namespaces, and which are declared as shipped (compat.Op)",
+    )
     cov.add_argument("namespaces", nargs="+", metavar="NAMESPACE", help="a torch.library namespace, e.g. my_kernels")
     cov.add_argument("--fail-undeclared", action="store_true", help="exit 1 when an op has no declaration")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")

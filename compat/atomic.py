@@ -46,5 +46,4 @@ def check_writable(path: str | os.PathLike, read_only_ok: bool = False) -> None:
     os.unlink(tmp)
     # The mode too: root's access() grants writing a 0444 file
     if path.exists() and not read_only_ok and (not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222):
-        raise PermissionError(f"{path} is read-only (give the option that allows overwriting it, or make it "
-                              f"writable)")
+        raise PermissionError(f"{path} is read-only (give the option that allows overwriting it, or make it writable)")

@@ -15,8 +15,10 @@ from .matrix.cases import installed_case_modules
 from .run.options import AXES, OPTIONS
 from .run.workers import auto_workers, gib_per_worker, visible_gpus
 
-INACTIVE = ("the triton-export-compat plugin is off in this repository: name the modules that declare your kernels "
-            "in your pytest ini (compat_cases = mypkg.compat_cases), or give a --compat option")
+INACTIVE = (
+    "the triton-export-compat plugin is off in this repository: name the modules that declare your kernels "
+    "in your pytest ini (compat_cases = mypkg.compat_cases), or give a --compat option"
+)
 _KEY = pytest.StashKey[object]()
 
 
@@ -24,22 +26,38 @@ def pytest_addoption(parser):
     group = parser.getgroup("compat", "triton-export-compat matrix")
     for flags, options in OPTIONS:
         group.addoption(*flags, **options)
-    parser.addini("compat_cases", type="args", default=[],
-                  help="modules that declare the kernels to test (imported here and in every child before any cell "
-                       "is resolved), e.g. mypkg.compat_cases; naming any turns the plugin on")
-    parser.addini("compat_expectations", default=None,
-                  help="the expectations YAML, relative to the ini file (default: expectations.yaml in the rootdir); "
-                       "accept creates it")
-    parser.addini("compat_durations", default=None,
-                  help="a results file, relative to the ini file, whose recorded seconds order the run longest shared "
-                       "child first (--compat-durations overrides it)")
+    parser.addini(
+        "compat_cases",
+        type="args",
+        default=[],
+        help="modules that declare the kernels to test (imported here and in every child before any cell "
+        "is resolved), e.g. mypkg.compat_cases; naming any turns the plugin on",
+    )
+    parser.addini(
+        "compat_expectations",
+        default=None,
+        help="the expectations YAML, relative to the ini file (default: expectations.yaml in the rootdir); "
+        "accept creates it",
+    )
+    parser.addini(
+        "compat_durations",
+        default=None,
+        help="a results file, relative to the ini file, whose recorded seconds order the run longest shared "
+        "child first (--compat-durations overrides it)",
+    )
     for axis in AXES:
         parser.addini(f"compat_{axis}s", default=None, help=f"the {axis} names to run unless --compat-{axis}s says")
-    parser.addini("compat_children", default=None,
-                  help="how children start, forked or fresh (--compat-children overrides it): fresh for a "
-                       "platform without fork")
-    parser.addini("compat_require_declared", type="args", default=[],
-                  help="torch.library namespaces whose every registered op must be declared as shipped (compat.Op)")
+    parser.addini(
+        "compat_children",
+        default=None,
+        help="how children start, forked or fresh (--compat-children overrides it): fresh for a platform without fork",
+    )
+    parser.addini(
+        "compat_require_declared",
+        type="args",
+        default=[],
+        help="torch.library namespaces whose every registered op must be declared as shipped (compat.Op)",
+    )
 
 
 def case_modules(config) -> tuple[str, ...]:
@@ -49,10 +67,13 @@ def case_modules(config) -> tuple[str, ...]:
 
 def active(config) -> bool:
     """The plugin acts only where asked: kernel modules named (ini or entry point), or a --compat option given."""
-    defaults = {options.get("dest") or flags[0].lstrip("-").replace("-", "_"): options.get("default")
-                for flags, options in OPTIONS}
-    return bool(case_modules(config)) or any(config.getoption(dest) not in (default, False)
-                                             for dest, default in defaults.items())
+    defaults = {
+        options.get("dest") or flags[0].lstrip("-").replace("-", "_"): options.get("default")
+        for flags, options in OPTIONS
+    }
+    return bool(case_modules(config)) or any(
+        config.getoption(dest) not in (default, False) for dest, default in defaults.items()
+    )
 
 
 def pytest_configure(config):

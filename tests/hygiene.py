@@ -11,9 +11,11 @@ def _config_snapshot() -> dict[str, str]:
     import torch._dynamo.config
     import torch._inductor.config
 
-    return {f"{module.__name__}.{key}": repr(value)
-            for module in (torch._dynamo.config, torch._inductor.config)
-            for key, value in module.get_config_copy().items()}
+    return {
+        f"{module.__name__}.{key}": repr(value)
+        for module in (torch._dynamo.config, torch._inductor.config)
+        for key, value in module.get_config_copy().items()
+    }
 
 
 _CONFIG_BEFORE = pytest.StashKey[dict]()
@@ -32,6 +34,9 @@ def pytest_runtest_teardown(item, nextitem):
     before, after = item.stash.get(_CONFIG_BEFORE, None), _config_snapshot()
     leaked = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) if before else []
     if leaked:
-        pytest.fail(f"this test leaked config changes into the next: {', '.join(leaked)}; restore them with "
-                    f"torch._dynamo.config.patch / torch._inductor.config.patch", pytrace=False)
+        pytest.fail(
+            f"this test leaked config changes into the next: {', '.join(leaked)}; restore them with "
+            f"torch._dynamo.config.patch / torch._inductor.config.patch",
+            pytrace=False,
+        )
     return result

@@ -14,9 +14,11 @@ PROVENANCE = {"documented": "test fixture"}
 def project(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest('pytest_plugins = ("compat.plugin",)')
-    pytester.makepyfile(test_matrix="def test_cell(cell, compat, request):\n    compat.check(cell, request.node)\n",
-                        test_fuzz="def test_fuzz(fuzz_cell, compat, request):\n"
-                                  "    compat.check(fuzz_cell, request.node, section='fuzz')\n")
+    pytester.makepyfile(
+        test_matrix="def test_cell(cell, compat, request):\n    compat.check(cell, request.node)\n",
+        test_fuzz="def test_fuzz(fuzz_cell, compat, request):\n"
+        "    compat.check(fuzz_cell, request.node, section='fuzz')\n",
+    )
     return pytester
 
 
@@ -30,6 +32,14 @@ def write_results(path: Path, seconds: dict[str, float]) -> None:
     from compat.matrix.cells import parse_cell_id
 
     env = {"torch": "2.13.0", "triton": "3.7.1", "gpus": [], "date": "2026-11-25T00:00:00+00:00", "platform": "linux"}
-    cells = [{"id": c, "axes": parse_cell_id(c, "test").axes(), "outcome": {"kind": "passed", "detail": {}}, "verdict": None,
-              "duration_s": s} for c, s in seconds.items()]
+    cells = [
+        {
+            "id": c,
+            "axes": parse_cell_id(c, "test").axes(),
+            "outcome": {"kind": "passed", "detail": {}},
+            "verdict": None,
+            "duration_s": s,
+        }
+        for c, s in seconds.items()
+    ]
     results.write(path, results.document(env, cells, {}, sum(seconds.values()), {}))

@@ -22,13 +22,16 @@ CELL = Cell("silu", "triton_op_cpu_fallback", "export_nonstrict", "float32", "cp
 
 def test_deprecations_records_the_aoti_api_notice_only():
     with artifacts.deprecations() as said:
-        logging.getLogger("torch._export").warning("torch._export.aot_compile()/torch._export.aot_load() is being "
-                                                   "deprecated, please switch")
+        logging.getLogger("torch._export").warning(
+            "torch._export.aot_compile()/torch._export.aot_load() is being deprecated, please switch"
+        )
         logging.getLogger("torch._export").warning("an unrelated warning")
         warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated", FutureWarning, stacklevel=1)
         warnings.warn("aot_load is deprecated", DeprecationWarning, stacklevel=1)
-    assert said == ["torch._export.aot_compile()/torch._export.aot_load() is being deprecated, please switch",
-                    "DeprecationWarning: aot_load is deprecated"]
+    assert said == [
+        "torch._export.aot_compile()/torch._export.aot_load() is being deprecated, please switch",
+        "DeprecationWarning: aot_load is deprecated",
+    ]
 
 
 def test_every_aoti_family_has_a_library_and_a_fresh_phase_pair():
@@ -36,8 +39,10 @@ def test_every_aoti_family_has_a_library_and_a_fresh_phase_pair():
 
     assert set(artifacts.LIBRARIES) == set(PACKAGED)
     for family in PACKAGED:
-        assert BUILD_PHASES[family] == (f"{family}_compile",) and FRESH_PHASES[family] == (f"{family}_load",
-                                                                                            f"{family}_run")
+        assert BUILD_PHASES[family] == (f"{family}_compile",) and FRESH_PHASES[family] == (
+            f"{family}_load",
+            f"{family}_run",
+        )
     names = [filename for filename, _, _ in artifacts.LIBRARIES.values()]
     assert len(set(names)) == len(names)  # one build directory holds them all
 

@@ -58,8 +58,9 @@ def test_only_the_kernels_own_autotuners_are_pinned_not_another_librarys():
 def test_a_cell_that_fails_unpinned_is_not_run_again():
     triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_copy)
     calls = []
-    result = on_every_config(lambda cell: calls.append(cell) or Outcome("failed", "RuntimeError", "0 active drivers"),
-                             None, jit=_copy)
+    result = on_every_config(
+        lambda cell: calls.append(cell) or Outcome("failed", "RuntimeError", "0 active drivers"), None, jit=_copy
+    )
     assert result.kind == "failed" and len(calls) == 1 and "configs" not in result.detail
 
 

@@ -74,21 +74,28 @@ def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser):
     browser.set_window_size(1000, 800)  # narrower: the grid scrolls sideways inside its frame
     for wrap in browser.find_elements(By.CSS_SELECTOR, "div.wrap")[:3]:
         labels = wrap.find_elements(By.CSS_SELECTOR, "tbody th")
-        assert labels and all(browser.execute_script(
-            "return arguments[0].scrollWidth <= arguments[0].clientWidth + 1", th) for th in labels)
+        assert labels and all(
+            browser.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth + 1", th)
+            for th in labels
+        )
         assert wrap.get_property("scrollWidth") > wrap.get_property("clientWidth")
         # Scrolled down and sideways, the labels and the header stay in view.
-        browser.execute_script("arguments[0].scrollIntoView(); arguments[0].scrollTop = 10000; "
-                               "arguments[0].scrollLeft = 10000", wrap)
+        browser.execute_script(
+            "arguments[0].scrollIntoView(); arguments[0].scrollTop = 10000; arguments[0].scrollLeft = 10000", wrap
+        )
         head = wrap.find_element(By.CSS_SELECTOR, "thead tr.stages th")
         last = labels[-1]
         assert abs(last.location["x"] - wrap.location["x"]) < 5
         assert head.location["y"] - wrap.location["y"] < 40
         families = wrap.find_elements(By.CSS_SELECTOR, "tr.family th")
         for family in families:  # the family labels' text too, wherever the markup puts it
-            left = browser.execute_script("const r = document.createRange(); r.selectNodeContents(arguments[0]); "
-                                          "return r.getBoundingClientRect().left - arguments[1].getBoundingClientRect()"
-                                          ".left", family, wrap)
+            left = browser.execute_script(
+                "const r = document.createRange(); r.selectNodeContents(arguments[0]); "
+                "return r.getBoundingClientRect().left - arguments[1].getBoundingClientRect()"
+                ".left",
+                family,
+                wrap,
+            )
             assert 0 <= left < 20, (family.text, left)
     # A folded group becomes one summary column.
     aoti = browser.find_element(By.CSS_SELECTOR, '.controls input[value="aoti"]')
@@ -123,8 +130,10 @@ def test_the_answers_come_first_and_nothing_scrolls_sideways_at_1000_px(browser,
     page, _ = committed
     browser.set_window_size(1000, 1000)
     browser.get(page.as_uri())
-    top = {name: browser.find_element(By.XPATH, f"//h2[starts-with(normalize-space(.), '{name}')]").location["y"]
-           for name in ("Which style should I use?", "The matrix")}
+    top = {
+        name: browser.find_element(By.XPATH, f"//h2[starts-with(normalize-space(.), '{name}')]").location["y"]
+        for name in ("Which style should I use?", "The matrix")
+    }
     latency = browser.find_elements(By.ID, "latency")
     assert top["Which style should I use?"] < top["The matrix"] < (latency[0].location["y"] if latency else 10**9)
     assert browser.find_element(By.CSS_SELECTOR, '#choose input[value="aoti_cpp"]')  # the C++ capability
@@ -167,16 +176,26 @@ def test_the_recommendation_answers_which_style_to_use_as_python_does(browser, c
     for key in QUESTIONS[question]:
         browser.find_element(By.CSS_SELECTOR, f'#choose input[value="{key}"]').click()
     levels = (recommend.MEETS, recommend.CONTIGUOUS_ONLY, recommend.UNFUZZED, recommend.MISSES)
-    shown = {level: [li.get_attribute("data-style") for li in browser.find_elements(
-        By.CSS_SELECTOR, f"#answer ul.level{level} li")] for level in levels}
+    shown = {
+        level: [
+            li.get_attribute("data-style")
+            for li in browser.find_elements(By.CSS_SELECTOR, f"#answer ul.level{level} li")
+        ]
+        for level in levels
+    }
     docs = report.Docs(doc)
     python = recommend.evaluate(docs.recommend, QUESTIONS[question])
     for level in levels:
-        assert shown[level] == [a.style for a in python if a.level == level][:5 if level == recommend.MISSES else None]
+        assert shown[level] == [a.style for a in python if a.level == level][: 5 if level == recommend.MISSES else None]
     # Checked against the cells themselves: a style offered passes the stages it was judged on, in every cell.
     for answer in (a for a in python if a.level != recommend.MISSES):
-        cells = [c for c in doc["cells"] if c["axes"]["style"] == answer.style and c["axes"]["device"] == "cuda"
-                 and c["axes"]["stage"] in answer.stages]
+        cells = [
+            c
+            for c in doc["cells"]
+            if c["axes"]["style"] == answer.style
+            and c["axes"]["device"] == "cuda"
+            and c["axes"]["stage"] in answer.stages
+        ]
         assert {c["axes"]["stage"] for c in cells} == set(answer.stages)
         assert all(c["outcome"]["kind"] == "passed" for c in cells), answer.style
 
@@ -194,12 +213,16 @@ def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committ
     assert "torch.compile (Inductor), ms" in first.text and "AOTI package from C++, ms" in first.text
     # The first row, as the results say: compile, then the package from Python and from C++.
     kernel, style = [td.text for td in first.find_elements(By.CSS_SELECTOR, "tbody tr td")[:2]]
-    expected = [timings.first_call_text(timings.of(c)) for stage in timings.FIRST_CALL_STAGES for c in doc["cells"]
-                if c["id"] == f"{kernel}-{style}-{stage}-float32-cuda"]
+    expected = [
+        timings.first_call_text(timings.of(c))
+        for stage in timings.FIRST_CALL_STAGES
+        for c in doc["cells"]
+        if c["id"] == f"{kernel}-{style}-{stage}-float32-cuda"
+    ]
     assert [td.text for td in first.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td.num")] == expected
     # In the grid, a passing timed cell shows its steady state, and its title the first call.
     browser.get(kernel_page(kernel).as_uri())
-    shown = browser.find_element(By.CSS_SELECTOR, '.grid .v.passes .lat')
+    shown = browser.find_element(By.CSS_SELECTOR, ".grid .v.passes .lat")
     assert shown.is_displayed() and shown.text.endswith("µs")
     title = shown.find_element(By.XPATH, "..").get_attribute("title")
     assert "first call" in title and "; steady " in title
@@ -211,8 +234,10 @@ def test_the_tutorials_chart_is_quoted_row_for_row(browser, committed):
 
     page, doc = committed
     browser.get(page.as_uri())
-    rows = [[td.text for td in tr.find_elements(By.CSS_SELECTOR, "td")]
-            for tr in browser.find_elements(By.CSS_SELECTOR, "table.chart tbody tr")]
+    rows = [
+        [td.text for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+        for tr in browser.find_elements(By.CSS_SELECTOR, "table.chart tbody tr")
+    ]
     assert rows == [[c, w.replace("`", ""), claim, m] for c, w, claim, m in report.Docs(doc).chart()]
     assert rows and {r[0] for r in rows} <= {claim[0] for claim in versions.CHART}  # the tutorial's words, not ours
 
@@ -225,8 +250,10 @@ def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
     old, new = Select(browser.find_element(By.ID, "old")), Select(browser.find_element(By.ID, "new"))
     old.select_by_visible_text("torch 2.9.1+cu128, triton 3.5.1, no GPU")
     new.select_by_visible_text("torch 2.13.0+cpu, triton 3.7.1, no GPU")
-    assert browser.find_element(By.ID, "command").text == ("python -m compat diff results/torch-2.9.1-cu128_triton-"
-                                                           "3.5.1_cpu.json.gz results/torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz")
+    assert browser.find_element(By.ID, "command").text == (
+        "python -m compat diff results/torch-2.9.1-cu128_triton-"
+        "3.5.1_cpu.json.gz results/torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"
+    )
     every = len([r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()])
     browser.find_element(By.ID, "only").click()
     shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
@@ -234,13 +261,18 @@ def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
     for row in shown:  # each row left differs between the two picked columns
         picked = row.find_elements(By.CSS_SELECTOR, "td.picked")
         assert len(picked) < 2 or (picked[0].get_attribute("class"), picked[0].get_attribute("data-k")) != (
-            picked[1].get_attribute("class"), picked[1].get_attribute("data-k"))
+            picked[1].get_attribute("class"),
+            picked[1].get_attribute("data-k"),
+        )
 
 
 def _github_pages():
     """The Markdown a reader opens on GitHub: the support matrices and the example repositories' READMEs."""
-    return [ROOT / "docs" / "SUPPORT_MATRIX.md", *sorted(ROOT.glob("examples/*/docs/SUPPORT_MATRIX.md")),
-            *sorted(ROOT.glob("examples/*/README.md"))]
+    return [
+        ROOT / "docs" / "SUPPORT_MATRIX.md",
+        *sorted(ROOT.glob("examples/*/docs/SUPPORT_MATRIX.md")),
+        *sorted(ROOT.glob("examples/*/README.md")),
+    ]
 
 
 @pytest.mark.parametrize("page", _github_pages(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -253,4 +285,5 @@ def test_no_table_is_wider_than_githubs_column(browser, tmp_path, page):
     tables = browser.find_elements(By.CSS_SELECTOR, "table")
     widths = [browser.execute_script("return arguments[0].scrollWidth", t) for t in tables]
     assert tables and max(widths) <= chromium.GITHUB_WIDTH + 1, [
-        (w, t.text[:80]) for w, t in zip(widths, tables, strict=True) if w > chromium.GITHUB_WIDTH + 1]
+        (w, t.text[:80]) for w, t in zip(widths, tables, strict=True) if w > chromium.GITHUB_WIDTH + 1
+    ]

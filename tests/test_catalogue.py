@@ -26,8 +26,9 @@ def test_entries_are_valid_regexes_naming_real_axes():
 
 
 def test_every_entry_explains_a_committed_row_or_cites_its_source():
-    reasons = {str(e.full.get("reason")) for rows in Expectations.load(ROOT / "expectations.yaml").rows.values()
-               for e in rows}
+    reasons = {
+        str(e.full.get("reason")) for rows in Expectations.load(ROOT / "expectations.yaml").rows.values() for e in rows
+    }
     for k in KNOWN:
         assert k.source or any(r.startswith(k.reason) for r in reasons), f"unused and uncited: {k.reason}"
 
@@ -60,6 +61,10 @@ def test_the_expectations_file_names_catalogue_entries_and_stays_small():
     assert len(text.encode()) <= 1_000_000
     exp = Expectations.load(ROOT / "expectations.yaml")
     keyed = [k for k in KNOWN if k.key]
-    copies = [e.cell_id for rows in exp.rows.values() for e in rows if "known" not in e.row
-              and any(e.row.get("reason") in (k.reason, f"{k.reason} ({k.source})") for k in keyed)]
+    copies = [
+        e.cell_id
+        for rows in exp.rows.values()
+        for e in rows
+        if "known" not in e.row and any(e.row.get("reason") in (k.reason, f"{k.reason} ({k.source})") for k in keyed)
+    ]
     assert not copies, copies[:3]

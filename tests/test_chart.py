@@ -103,9 +103,15 @@ def test_no_markdown_grid_shows_an_unfuzzed_pass_with_the_fuzz_verified_glyph():
                 shown = re.match(r"(?:([\w/]+) )?❗?✅", part)
                 dtypes = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
                 wanted = [dtypes.get(d, d) for d in shown.group(1).split("/")] if shown and shown.group(1) else None
-                ids = [i for i, c in cells.items() if c["axes"]["kernel"] == kernel and c["axes"]["style"] == style
-                       and c["axes"]["device"] == device and c["axes"]["stage"] == stage
-                       and (wanted is None or c["axes"]["dtype"] in wanted)]
+                ids = [
+                    i
+                    for i, c in cells.items()
+                    if c["axes"]["kernel"] == kernel
+                    and c["axes"]["style"] == style
+                    and c["axes"]["device"] == device
+                    and c["axes"]["stage"] == stage
+                    and (wanted is None or c["axes"]["dtype"] in wanted)
+                ]
                 assert ids, (md, line)
                 for cell_id in ids:
                     assert cells[cell_id]["outcome"]["kind"] == "passed", (md, line, cell_id)
@@ -126,9 +132,10 @@ def test_the_example_repositories_readme_summaries_are_generated_from_their_resu
         if not source:
             continue
         doc = results.load((readme.parent / source.group(1)).resolve())
-        assert readme_with_summary(text, doc, source.group(1)) == text, f"{readme}: run python -m compat report " \
-            f"{source.group(1)} --readme README.md in {readme.parent}"
-        block = text[source.end():text.index(SUMMARY_END)]
+        assert readme_with_summary(text, doc, source.group(1)) == text, (
+            f"{readme}: run python -m compat report {source.group(1)} --readme README.md in {readme.parent}"
+        )
+        block = text[source.end() : text.index(SUMMARY_END)]
         assert "| op | eager |" in block
         filled += 1
     assert filled == 2  # liger_kernel, my_kernels
@@ -158,18 +165,28 @@ def test_every_answer_says_what_it_stands_on_recomputed_from_the_records():
     fuzz = {f["id"] for f in doc["fuzz"] if f["outcome"]["kind"] != "skipped"}
     said = 0
     for line, (_, selection) in zip(recommend.answers(data), recommend.GOALS, strict=True):
-        claim = re.search(r"use `(\w+)`(?: \(variant `(\w+)`)?.*\(measured on (\d+) kernels?, (\d+) cells? not fuzzed\)", line)
+        claim = re.search(
+            r"use `(\w+)`(?: \(variant `(\w+)`)?.*\(measured on (\d+) kernels?, (\d+) cells? not fuzzed\)", line
+        )
         if not claim:
             assert "no style does all of it" in line
             continue
         style, k, m = claim.group(2) or claim.group(1), int(claim.group(3)), int(claim.group(4))
         best = recommend.evaluate(data, list(selection))[0]
         assert best.style == style and (best.variant_of or best.style) == claim.group(1)
-        ran = [c for c in doc["cells"] if c["axes"]["style"] == style and c["axes"]["device"] == "cuda"
-               and c["outcome"]["kind"] != "skipped"]
-        unfuzzed = [c for c in ran if c["axes"]["stage"] in best.stages and c["outcome"]["kind"] == "passed"
-                    and (STAGES[c["axes"]["stage"]].fuzzed or package_cell_of(c["id"]))
-                    and (package_cell_of(c["id"]) or c["id"]) not in fuzz]
+        ran = [
+            c
+            for c in doc["cells"]
+            if c["axes"]["style"] == style and c["axes"]["device"] == "cuda" and c["outcome"]["kind"] != "skipped"
+        ]
+        unfuzzed = [
+            c
+            for c in ran
+            if c["axes"]["stage"] in best.stages
+            and c["outcome"]["kind"] == "passed"
+            and (STAGES[c["axes"]["stage"]].fuzzed or package_cell_of(c["id"]))
+            and (package_cell_of(c["id"]) or c["id"]) not in fuzz
+        ]
         assert (k, m) == (len({c["axes"]["kernel"] for c in ran}), len(unfuzzed)), line
         said += 1
     assert said >= 5

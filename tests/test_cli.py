@@ -55,8 +55,9 @@ def test_report_writes_to_the_users_report_folder_unless_told_docs(monkeypatch, 
     assert not (tmp_path / "docs").exists()
 
 
-@pytest.mark.parametrize("command", [["report", "{r}"], ["diff", "{r}", "{r}"], ["accept", "{r}"],
-                                     ["merge", "{tmp}/out.json", "{r}"]])
+@pytest.mark.parametrize(
+    "command", [["report", "{r}"], ["diff", "{r}", "{r}"], ["accept", "{r}"], ["merge", "{tmp}/out.json", "{r}"]]
+)
 def test_a_json_file_that_is_no_results_file_is_named_with_exit_2(tmp_path, capsys, command):
     bad = write(tmp_path, "not-results.json", NOT_RESULTS)
     args = [a.format(r=bad, tmp=tmp_path) for a in command]
@@ -102,9 +103,11 @@ def test_shard_takes_the_directorys_own_selection_and_refuses_a_count_it_cannot_
     from .projects import write_results
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pytest.ini").write_text("[pytest]\ncompat_cases = compat.matrix.kernels\ncompat_kernels = silu\n"
-                                         "compat_styles = raw_jit,triton_op\n"
-                                         "compat_devices = cuda\n")
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\ncompat_cases = compat.matrix.kernels\ncompat_kernels = silu\n"
+        "compat_styles = raw_jit,triton_op\n"
+        "compat_devices = cuda\n"
+    )
     write_results(tmp_path / "r.json", {"silu-triton_op-eager-float32-cuda": 60.0})
     assert cli.main(["shard", "--count", "2", "--durations", "r.json"]) == 0
     lists = [(tmp_path / cli.SHARDS_DIR / f"shard-{i}-of-2.txt").read_text().split() for i in (1, 2)]
@@ -119,14 +122,17 @@ def repository(tmp_path, monkeypatch):
     """A user's repository: its pytest ini in pyproject.toml names its cases and expectations; a tests/ folder."""
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
-    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ncompat_cases = ["compat.matrix.kernels"]\n'
-                                         'compat_expectations = "gate.yaml"\ncompat_kernels = "silu"\n')
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ncompat_cases = ["compat.matrix.kernels"]\n'
+        'compat_expectations = "gate.yaml"\ncompat_kernels = "silu"\n'
+    )
     (tmp_path / "elsewhere").mkdir()
     return repo
 
 
-def test_run_from_a_subfolder_gates_the_repository_and_refuses_a_folder_of_no_repository(repository, monkeypatch,
-                                                                                          capsys):
+def test_run_from_a_subfolder_gates_the_repository_and_refuses_a_folder_of_no_repository(
+    repository, monkeypatch, capsys
+):
     import pytest as real_pytest
 
     seen = []
@@ -143,40 +149,52 @@ def test_run_from_a_subfolder_gates_the_repository_and_refuses_a_folder_of_no_re
     assert cli.main(["run", "--compat-kernels=silu"]) == 0  # unless the suite's kernels are named
 
 
-def test_accept_cells_coverage_and_shard_find_the_repository_from_a_subfolder_or_refuse(repository, monkeypatch,
-                                                                                         tmp_path, capsys):
+def test_accept_cells_coverage_and_shard_find_the_repository_from_a_subfolder_or_refuse(
+    repository, monkeypatch, tmp_path, capsys
+):
     results = write(tmp_path, "r.json", writeup())
     monkeypatch.chdir(repository / "tests")
     assert cli.main(["accept", results]) == 0  # the ini's compat_expectations, created as a run's accept creates it
     assert (repository / "gate.yaml").is_file() and not (repository / "tests" / "gate.yaml").exists()
     capsys.readouterr()
     assert cli.main(["cells", "--stages=eager", "--devices=cuda", "--styles=triton_op"]) == 0
-    assert capsys.readouterr().out.split() == [f"silu-triton_op-eager-{d}-cuda" for d in ("float32", "float16",
-                                                                                           "bfloat16")]
+    assert capsys.readouterr().out.split() == [
+        f"silu-triton_op-eager-{d}-cuda" for d in ("float32", "float16", "bfloat16")
+    ]
     monkeypatch.chdir(repository.parent / "elsewhere")
-    for command in (["accept", results], ["cells"], ["coverage", "compat"],
-                    ["shard", "--count", "1", "--durations", results]):
+    for command in (
+        ["accept", results],
+        ["cells"],
+        ["coverage", "compat"],
+        ["shard", "--count", "1", "--durations", results],
+    ):
         assert cli.main(command) == 2, command
         assert "no pytest configuration" in capsys.readouterr().err
     assert cli.main(["accept", results, "--expectations", "new.yaml"]) == 0  # a file named: created
     assert (repository.parent / "elsewhere" / "new.yaml").is_file()
     capsys.readouterr()
-    assert cli.main(["cells", "--kernels=silu", "--styles=raw_jit", "--stages=eager", "--devices=cuda",
-                     "--dtypes=float32"]) == 0  # the suite's kernels named on purpose
+    assert (
+        cli.main(
+            ["cells", "--kernels=silu", "--styles=raw_jit", "--stages=eager", "--devices=cuda", "--dtypes=float32"]
+        )
+        == 0
+    )  # the suite's kernels named on purpose
     assert capsys.readouterr().out.split() == ["silu-raw_jit-eager-float32-cuda"]
 
 
 def test_a_stale_compat_kernels_in_the_ini_is_a_usage_error_naming_it(repository, monkeypatch, capsys):
-    (repository / "pyproject.toml").write_text('[tool.pytest.ini_options]\ncompat_cases = ["compat.matrix.kernels"]\n'
-                                               'compat_kernels = "silu,renamed_kernel"\n')
+    (repository / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ncompat_cases = ["compat.matrix.kernels"]\ncompat_kernels = "silu,renamed_kernel"\n'
+    )
     monkeypatch.chdir(repository)
     assert cli.main(["cells"]) == 2
     err = capsys.readouterr().err
     assert "compat_kernels in" in err and "pyproject.toml" in err and "'renamed_kernel'" in err
 
 
-def test_accept_refuses_a_read_only_file_writes_through_a_symlink_and_keeps_modes(repository, monkeypatch, tmp_path,
-                                                                                  capsys):
+def test_accept_refuses_a_read_only_file_writes_through_a_symlink_and_keeps_modes(
+    repository, monkeypatch, tmp_path, capsys
+):
     from .docs_fixtures import cell, doc
 
     results = write(tmp_path, "r.json", doc([cell("eager", "timed_out", dtype="float32")]))  # no row says so

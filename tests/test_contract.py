@@ -15,20 +15,26 @@ def declare(**overrides):
     return Kernel(**{**spec, **overrides})
 
 
-@pytest.mark.parametrize("overrides, problem", [
-    (dict(name="Bad-Name"), "the name must be lower case letters"),
-    (dict(doc=""), "doc is empty"),
-    (dict(jit=object()), "jit is not a @triton.jit function"),
-    (dict(inputs=(Tensor("x"), Tensor("x"))), "input names repeat"),
-    (dict(mutates=("y",)), "mutates ['y'], which are not tensor inputs"),
-    (dict(inputs=(Tensor("x", ("rows",)),)), "names undeclared dims ['rows']"),
-    (dict(inputs=(Tensor("x", ("n",)),), dims=(Dim("n", example=8, checks=(1, 9), max=4),)), "dim 'n': example 8"),
-    (dict(reference=lambda y: y), "the reference's parameters ['y'] are not the inputs ['x']"),
-    (dict(tunable=Tunable({"BLOCK": (1, 2)}, key=("n_elements",), threshold=4)), "tunable names ['BLOCK']"),
-    (dict(embedding="graph"), "embedding 'graph' is none of"),
-    (dict(inputs=(Tensor("x"), Scalar("s", b"text"))), "scalar 's': type bytes is none of int, float, bool, str"),
-    (dict(inputs=(Tensor("x"), Scalar("s", 1, choices=(1, "two")))), "scalar 's': choices (1, 'two') are not all int"),
-])
+@pytest.mark.parametrize(
+    "overrides, problem",
+    [
+        (dict(name="Bad-Name"), "the name must be lower case letters"),
+        (dict(doc=""), "doc is empty"),
+        (dict(jit=object()), "jit is not a @triton.jit function"),
+        (dict(inputs=(Tensor("x"), Tensor("x"))), "input names repeat"),
+        (dict(mutates=("y",)), "mutates ['y'], which are not tensor inputs"),
+        (dict(inputs=(Tensor("x", ("rows",)),)), "names undeclared dims ['rows']"),
+        (dict(inputs=(Tensor("x", ("n",)),), dims=(Dim("n", example=8, checks=(1, 9), max=4),)), "dim 'n': example 8"),
+        (dict(reference=lambda y: y), "the reference's parameters ['y'] are not the inputs ['x']"),
+        (dict(tunable=Tunable({"BLOCK": (1, 2)}, key=("n_elements",), threshold=4)), "tunable names ['BLOCK']"),
+        (dict(embedding="graph"), "embedding 'graph' is none of"),
+        (dict(inputs=(Tensor("x"), Scalar("s", b"text"))), "scalar 's': type bytes is none of int, float, bool, str"),
+        (
+            dict(inputs=(Tensor("x"), Scalar("s", 1, choices=(1, "two")))),
+            "scalar 's': choices (1, 'two') are not all int",
+        ),
+    ],
+)
 def test_a_bad_declaration_names_the_module_the_kernel_and_the_problem(overrides, problem):
     with pytest.raises(RegistryError) as raised:
         declare(**overrides)
@@ -64,14 +70,17 @@ def test_omitted_scalars_take_their_defaults():
     torch.testing.assert_close(kernel.with_defaults(kernel.reference)(x, y), kernel.reference(x, y, 0.5))
 
 
-@pytest.mark.parametrize("case, why", [
-    (Cell("rms_norm", "autotune_raw", "eager", "float32", "cuda"), "no tunable constexprs"),
-    (Cell("matmul", "autograd_function", "eager", "float32", "cuda"), "no backward kernel"),
-    (Cell("silu_mul", "triton_op_subclass", "eager", "float32", "cuda"), "one-tensor-in, one-tensor-out"),
-    (Cell("silu_out", "autotune_raw", "eager", "float32", "cuda"), "varies the op's signature"),
-    (Cell("silu", "raw_jit", "opcheck", "float32", "cuda"), "checks a torch.library op"),
-    (Cell("silu", "raw_jit", "eager", "float32", "cpu"), "no CPU kernel"),
-    (Cell("silu", "triton_op", "aoti_strict", "float32", "cpu_interpret"), "interpreter in an AOTI package"),
-])
+@pytest.mark.parametrize(
+    "case, why",
+    [
+        (Cell("rms_norm", "autotune_raw", "eager", "float32", "cuda"), "no tunable constexprs"),
+        (Cell("matmul", "autograd_function", "eager", "float32", "cuda"), "no backward kernel"),
+        (Cell("silu_mul", "triton_op_subclass", "eager", "float32", "cuda"), "one-tensor-in, one-tensor-out"),
+        (Cell("silu_out", "autotune_raw", "eager", "float32", "cuda"), "varies the op's signature"),
+        (Cell("silu", "raw_jit", "opcheck", "float32", "cuda"), "checks a torch.library op"),
+        (Cell("silu", "raw_jit", "eager", "float32", "cpu"), "no CPU kernel"),
+        (Cell("silu", "triton_op", "aoti_strict", "float32", "cpu_interpret"), "interpreter in an AOTI package"),
+    ],
+)
 def test_what_does_not_apply_says_why(case, why):
     assert why in why_not_applicable(case)

@@ -65,8 +65,9 @@ def test_the_runner_runs_a_cpu_package_from_cpp_and_matches_eager(launcher, runn
 
 def test_an_opaque_custom_op_cannot_run_from_cpp_and_says_so(runner, tmp_path):
     package = tmp_path / "opaque.pt2"
-    made = subprocess.run([sys.executable, "-c", OPAQUE_PACKAGE, str(package)], capture_output=True, text=True,
-                          timeout=900)
+    made = subprocess.run(
+        [sys.executable, "-c", OPAQUE_PACKAGE, str(package)], capture_output=True, text=True, timeout=900
+    )
     assert made.returncode == 0, made.stderr[-2000:]
     x = torch.randn(4, 8)
     outcome, outputs, report = cpp.run_package(runner, str(package), [(x,)], "cpu", tmp_path, 240.0)
@@ -127,8 +128,9 @@ def test_a_compiler_that_fails_is_reported_with_its_own_message(tmp_path, monkey
 
 def test_the_doctor_names_a_missing_toolchain_and_exits_1(tmp_path):
     env = {**os.environ, "CXX": "/nonexistent/c++"}
-    done = subprocess.run([sys.executable, "-m", "compat", "doctor"], capture_output=True, text=True, env=env,
-                          timeout=1800)
+    done = subprocess.run(
+        [sys.executable, "-m", "compat", "doctor"], capture_output=True, text=True, env=env, timeout=1800
+    )
     assert done.returncode == 1, done.stdout[-2000:]
     assert "C++ toolchain: FAILED: CppToolchainMissing: C++ compiler '/nonexistent/c++' not found" in done.stdout
 
@@ -136,7 +138,11 @@ def test_the_doctor_names_a_missing_toolchain_and_exits_1(tmp_path):
 def test_an_environment_failure_is_never_accepted_as_an_expectation(tmp_path):
     from compat.evidence.expectations import verdict
 
-    failed = Outcome("failed", "CppRunnerBuildFailed", "ld: cannot find -ltorch",
-                     detail={"environment_failure": "the C++ runner could not be built against this torch"})
+    failed = Outcome(
+        "failed",
+        "CppRunnerBuildFailed",
+        "ld: cannot find -ltorch",
+        detail={"environment_failure": "the C++ runner could not be built against this torch"},
+    )
     complaint = verdict("silu-triton_op-aoti_cpp_strict-float32-cuda", None, failed, None, tmp_path / "e.yaml")
     assert complaint and "the environment failed, not the wrapping style" in complaint

@@ -16,17 +16,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_each_kind_of_change_lands_in_its_group():
-    old = doc([cell("eager", "passed"), cell("compile", "failed", error="E", message="a"),
-               cell("export_strict", "passed", rel=1e-4), cell("export_nonstrict", "failed", error="RuntimeError",
-                                                                 message=DATA_PTR),
-               cell("aoti_strict", "failed", error="E", message="x"), cell("aoti_nonstrict", "passed"),
-               cell("eager", "passed", style="triton_op")])
-    new = doc([cell("eager", "mismatch"), cell("compile", "passed"),
-               cell("export_strict", "passed", rel=5e-3), cell("export_nonstrict", "failed", error="RuntimeError",
-                                                                 message="Raw Triton kernel calls are not supported"),
-               cell("aoti_strict", "crashed", error="SIGSEGV", message="killed"),
-               cell("aoti_nonstrict", "skipped", message="no CUDA"),
-               cell("eager", "passed", style="triton_op_cpu_fallback")])
+    old = doc(
+        [
+            cell("eager", "passed"),
+            cell("compile", "failed", error="E", message="a"),
+            cell("export_strict", "passed", rel=1e-4),
+            cell("export_nonstrict", "failed", error="RuntimeError", message=DATA_PTR),
+            cell("aoti_strict", "failed", error="E", message="x"),
+            cell("aoti_nonstrict", "passed"),
+            cell("eager", "passed", style="triton_op"),
+        ]
+    )
+    new = doc(
+        [
+            cell("eager", "mismatch"),
+            cell("compile", "passed"),
+            cell("export_strict", "passed", rel=5e-3),
+            cell(
+                "export_nonstrict", "failed", error="RuntimeError", message="Raw Triton kernel calls are not supported"
+            ),
+            cell("aoti_strict", "crashed", error="SIGSEGV", message="killed"),
+            cell("aoti_nonstrict", "skipped", message="no CUDA"),
+            cell("eager", "passed", style="triton_op_cpu_fallback"),
+        ]
+    )
     groups = {k: [c.cell for c in v] for k, v in diff.compare(old, new).items()}
     assert groups == {
         "broken": ["silu-raw_jit-eager-bfloat16-cuda"],
@@ -40,8 +53,13 @@ def test_each_kind_of_change_lands_in_its_group():
     }
     md, _ = upgrade.markdown(old, new, "old.json", "new.json")
     # Regressions first, then what was fixed, then what changed.
-    assert md.index("Newly broken") < md.index("Worse failure") < md.index("Newly fixed") \
-        < md.index("Numerics drift") < md.index("Failure changed")
+    assert (
+        md.index("Newly broken")
+        < md.index("Worse failure")
+        < md.index("Newly fixed")
+        < md.index("Numerics drift")
+        < md.index("Failure changed")
+    )
     # Cells with nothing to compare against are counted in a line each, never listed.
     assert "1 cells ran on one side only" in md and "1 cells only in the after run: not compared." in md
     assert "silu-triton_op_cpu_fallback-eager" not in md
@@ -69,11 +87,14 @@ def test_exit_status_follows_regressions(tmp_path, capsys):
     assert "Newly broken" in (tmp_path / "d.md").read_text()
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (None, "no such results file"),
-    ('{"schema": 1, "cells": [', "not valid JSON (truncated?)"),
-    ('{"schema": 7, "cells": []}', "results schema 7; this version reads schema 1"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (None, "no such results file"),
+        ('{"schema": 1, "cells": [', "not valid JSON (truncated?)"),
+        ('{"schema": 7, "cells": []}', "results schema 7; this version reads schema 1"),
+    ],
+)
 def test_bad_input_is_named(tmp_path, capsys, content, fragment):
     good = tmp_path / "good.json"
     good.write_text(json.dumps(writeup()))
@@ -88,8 +109,13 @@ def test_bad_input_is_named(tmp_path, capsys, content, fragment):
 def test_real_runs_gpu_torch_2_11_against_cpu_torch_2_13():
     from compat.evidence import results
 
-    gpu, cpu = (results.load(p) for p in (ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz",
-                                          ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"))
+    gpu, cpu = (
+        results.load(p)
+        for p in (
+            ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz",
+            ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz",
+        )
+    )
     groups = diff.compare(gpu, cpu)
     # torch 2.13's wrap_triton hands back an interpreted kernel instead of rejecting it: eager works again.
     assert "silu-triton_op-eager-float32-cpu_interpret" in [c.cell for c in groups["fixed"]]
@@ -136,30 +162,38 @@ def test_a_diff_across_hosts_says_so_keeps_host_effects_apart_and_fits_a_comment
     from .docs_fixtures import ENV
 
     gpu = doc([cell("eager", "passed", device="cpu"), cell("export_strict", "passed", device="cpu")])
-    cpu = doc([cell("eager", "failed", device="cpu", error="RuntimeError", message="0 active drivers ([])."),
-               cell("export_strict", "failed", device="cpu", error="RuntimeError", message=DATA_PTR)],
-              env={**ENV, "torch": "2.13.0", "gpus": []})
+    cpu = doc(
+        [
+            cell("eager", "failed", device="cpu", error="RuntimeError", message="0 active drivers ([])."),
+            cell("export_strict", "failed", device="cpu", error="RuntimeError", message=DATA_PTR),
+        ],
+        env={**ENV, "torch": "2.13.0", "gpus": []},
+    )
     md, left_out = upgrade.markdown(gpu, cpu, "gpu.json", "cpu.json")
     assert md.index("**Two hosts:**") < md.index("### Version effects") < md.index("### Host effects")
-    version_part = md[md.index("### Version effects"):md.index("### Host effects")]
+    version_part = md[md.index("### Version effects") : md.index("### Host effects")]
     assert "export_strict" in version_part and "eager-" not in version_part and left_out == 0
     assert diff.regressed(diff.compare(gpu, cpu), host_effects=False)  # the data-pointer one is the version's
-    many = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"x{i} " + "xx " * 100)
-                for i in range(400)])
-    changed = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message=f"y{i} " + "yy " * 100)
-                   for i in range(400)])
+    many = doc(
+        [cell("export_strict", "failed", style=f"s{i}", error="E", message=f"x{i} " + "xx " * 100) for i in range(400)]
+    )
+    changed = doc(
+        [cell("export_strict", "failed", style=f"s{i}", error="E", message=f"y{i} " + "yy " * 100) for i in range(400)]
+    )
     md, left_out = upgrade.markdown(many, changed, "a.json", "b.json", limit=diff.COMMENT_LIMIT, full_link="d.full.md")
     assert len(md.encode()) <= diff.COMMENT_LIMIT and left_out > 0 and "[the full diff](d.full.md)" in md
 
 
 def test_cells_that_made_the_same_change_fold_into_one_row_with_its_reason_and_rewrite():
     old = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="before") for i in range(30)])
-    new = doc([cell("export_strict", "failed", style=f"s{i}", error="E", message="after") for i in range(30)]
-              + [cell("export_strict", "failed", style="other", error="E", message="after")])
+    new = doc(
+        [cell("export_strict", "failed", style=f"s{i}", error="E", message="after") for i in range(30)]
+        + [cell("export_strict", "failed", style="other", error="E", message="after")]
+    )
     for c in new["cells"]:
         c["expected"] = {"outcome": "failed", "reason": "the cause changed upstream", "rewrite": "do this instead"}
     changes = diff.compare(old, new)["message"]
-    (row, cells), = upgrade.transitions(changes)
+    ((row, cells),) = upgrade.transitions(changes)
     assert len(cells) == 30 and row.reason == "the cause changed upstream"
     md, left_out = upgrade.markdown(old, new, "old.json", "new.json", limit=diff.COMMENT_LIMIT)
     assert "(30 cells, 1 change)" in md and "<summary>30 cells</summary>" in md and left_out == 0
@@ -244,8 +278,7 @@ def test_merge_refuses_to_replace_an_existing_out_it_was_not_given(tmp_path, cap
 def test_fixed_and_broken_rows_say_why_from_the_catalogue_where_no_row_does():
     """A version without rows: the fixed row names the catalogue entry its before-failure matched, the broken row
     the entry of its new failure, or that none explains it."""
-    old = doc([cell("compile_inductor", "failed", error="RuntimeError", message=DATA_PTR),
-               cell("eager", "passed")])
+    old = doc([cell("compile_inductor", "failed", error="RuntimeError", message=DATA_PTR), cell("eager", "passed")])
     new = doc([cell("compile_inductor", "passed"), cell("eager", "failed", error="ValueError", message="brand new")])
     for c in [*old["cells"], *new["cells"]]:
         c["expected"] = None  # no expectation rows for either version
@@ -259,8 +292,13 @@ def test_fixed_and_broken_rows_say_why_from_the_catalogue_where_no_row_does():
 
 def test_a_group_lists_a_few_ids_and_says_when_it_touches_only_the_interpreter_or_the_build():
     old = doc([cell("eager", "passed", device="cpu_interpret", style=s) for s in ("raw_jit", "triton_op")])
-    new = doc([cell("eager", "failed", device="cpu_interpret", style=s, error="E", message="m")
-               for s in ("raw_jit", "triton_op")], env={**old["environment"], "torch": "2.13.0+cu130"})
+    new = doc(
+        [
+            cell("eager", "failed", device="cpu_interpret", style=s, error="E", message="m")
+            for s in ("raw_jit", "triton_op")
+        ],
+        env={**old["environment"], "torch": "2.13.0+cu130"},
+    )
     old["environment"] = {**old["environment"], "torch": "2.13.0+cpu"}
     md, _ = upgrade.markdown(old, new, "old.json", "new.json")
     heading = next(line for line in md.splitlines() if "Newly broken" in line)

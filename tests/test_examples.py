@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "my_kernels"
 SHIPPED = ("my_rms_norm", "my_gelu_tanh", "my_scaled_add", "my_swish", "my_rms_norm_module", "my_bias_relu")
 OURS = ("leaky_relu", "matmul_act", "layer_norm", "rotary", "swiglu", *SHIPPED)
-GPU_RESULTS = ROOT / "results" / "examples" / "my_kernels" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"
+GPU_RESULTS = (
+    ROOT / "results" / "examples" / "my_kernels" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"
+)
 
 
 def assert_no_false_failure(doc):
@@ -28,8 +30,13 @@ def assert_no_false_failure(doc):
 def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp_path):
     repo = tmp_path / "my_kernels"
     shutil.copytree(EXAMPLE, repo)
-    out = subprocess.run([sys.executable, "-m", "compat", "run", "-n", "2", "--results", "r.json",
-                          "--compat-devices=cpu_interpret"], cwd=repo, capture_output=True, text=True, timeout=1200)
+    out = subprocess.run(
+        [sys.executable, "-m", "compat", "run", "-n", "2", "--results", "r.json", "--compat-devices=cpu_interpret"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     doc = json.loads((repo / "r.json").read_text())
     kernels = {c["axes"]["kernel"] for c in doc["cells"]}
     assert kernels == set(OURS)  # what its cases declare: the suite's own kernels are gated in the suite's repository
@@ -51,17 +58,37 @@ def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp
 def test_the_cli_knows_the_repositorys_own_kernels_from_its_ini(tmp_path):
     repo = tmp_path / "my_kernels"
     shutil.copytree(EXAMPLE, repo)
-    doc = {"schema": 1, "environment": {"torch": "2.13.0+cpu", "triton": "3.7.1", "gpus": [], "date": "2026-11-22",
-                           "platform": "Linux"},
-           "options": {}, "summary": {}, "cells": [
-               {"id": "leaky_relu-raw_jit-eager-float32-cpu_interpret", "verdict": None,
-                "axes": {"kernel": "leaky_relu", "style": "raw_jit", "stage": "eager", "dtype": "float32",
-                         "device": "cpu_interpret"},
-                "outcome": {"kind": "passed", "error_type": None, "message": None, "numerics": None, "detail": {}}}]}
+    doc = {
+        "schema": 1,
+        "environment": {
+            "torch": "2.13.0+cpu",
+            "triton": "3.7.1",
+            "gpus": [],
+            "date": "2026-11-22",
+            "platform": "Linux",
+        },
+        "options": {},
+        "summary": {},
+        "cells": [
+            {
+                "id": "leaky_relu-raw_jit-eager-float32-cpu_interpret",
+                "verdict": None,
+                "axes": {
+                    "kernel": "leaky_relu",
+                    "style": "raw_jit",
+                    "stage": "eager",
+                    "dtype": "float32",
+                    "device": "cpu_interpret",
+                },
+                "outcome": {"kind": "passed", "error_type": None, "message": None, "numerics": None, "detail": {}},
+            }
+        ],
+    }
     (repo / "r.json").write_text(json.dumps(doc))
     before = (repo / "expectations.yaml").read_text()
-    out = subprocess.run([sys.executable, "-m", "compat", "accept", "r.json"], cwd=repo, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "compat", "accept", "r.json"], cwd=repo, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     # Its own file, already expecting the pass: nothing to change, and no cell left out as unknown.
     assert out.stdout.strip() == f"0 change(s) written to {repo / 'expectations.yaml'}"
@@ -74,8 +101,13 @@ def test_the_examples_ops_as_shipped_on_the_gpu_pass_where_traced_and_are_never_
     doc = json.load(gzip.open(GPU_RESULTS))
     assert_no_false_failure(doc)
     # On the GPU the traced stages run: every kind passes some compile stage, its graph holding what it launched.
-    compiled = {c["axes"]["kernel"] for c in doc["cells"] if c["axes"]["style"] == "as_shipped"
-                and c["axes"]["stage"] == "compile_inductor" and c["outcome"]["kind"] == "passed"}
+    compiled = {
+        c["axes"]["kernel"]
+        for c in doc["cells"]
+        if c["axes"]["style"] == "as_shipped"
+        and c["axes"]["stage"] == "compile_inductor"
+        and c["outcome"]["kind"] == "passed"
+    }
     assert compiled == set(SHIPPED)
 
 
@@ -83,10 +115,19 @@ def test_the_liger_repository_gates_liger_kernel_as_its_users_call_it_on_the_cpu
     pytest.importorskip("liger_kernel", reason="liger-kernel is not installed (.ci/run installs its pin, 0.8.5)")
     repo = tmp_path / "liger_kernel"
     shutil.copytree(ROOT / "examples" / "liger_kernel", repo)
-    out = subprocess.run([sys.executable, "-m", "compat", "run", "-n", "2", "--results", "r.json",
-                          "--compat-devices=cpu_interpret"], cwd=repo, capture_output=True, text=True, timeout=1800)
+    out = subprocess.run(
+        [sys.executable, "-m", "compat", "run", "-n", "2", "--results", "r.json", "--compat-devices=cpu_interpret"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     doc = json.loads((repo / "r.json").read_text())
-    assert {c["axes"]["kernel"] for c in doc["cells"]} == {"liger_rope", "liger_cross_entropy",
-                                                           "liger_cross_entropy_fn", "liger_fused_linear_cross_entropy"}
+    assert {c["axes"]["kernel"] for c in doc["cells"]} == {
+        "liger_rope",
+        "liger_cross_entropy",
+        "liger_cross_entropy_fn",
+        "liger_fused_linear_cross_entropy",
+    }
     assert not doc["harness_errors"] and doc["summary"]["unexpected"] == 0, out.stdout[-3000:]
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

@@ -27,17 +27,30 @@ from compat.evidence.outcomes import Outcome
 
 CELL = "silu-raw_jit-export_nonstrict-bfloat16-cuda"
 MEASURED = {"measured": {"torch": "2.11.0+cu130", "triton": "3.6.0", "device": "NVIDIA H100", "date": "2026-11-22"}}
-FAILS = {"torch": ">=2.6,<2.14", "outcome": "failed", "error": "RuntimeError",
-         "match": r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor", "reason": "fake data_ptr",
-         "provenance": MEASURED}
-NEW_TEXT = {"torch": ">=2.14", "outcome": "failed", "error": "RuntimeError",
-            "match": "Raw Triton kernel calls are not supported", "reason": "own message",
-            "provenance": {"documented": "pytorch/pytorch#185827"}}
+FAILS = {
+    "torch": ">=2.6,<2.14",
+    "outcome": "failed",
+    "error": "RuntimeError",
+    "match": r"Cannot access data pointer of Tensor \(e\.g\. FakeTensor",
+    "reason": "fake data_ptr",
+    "provenance": MEASURED,
+}
+NEW_TEXT = {
+    "torch": ">=2.14",
+    "outcome": "failed",
+    "error": "RuntimeError",
+    "match": "Raw Triton kernel calls are not supported",
+    "reason": "own message",
+    "provenance": {"documented": "pytorch/pytorch#185827"},
+}
 GPU = Run("2.11.0+cu130", "3.6.0", "gpu")
 ROOT = Path(__file__).resolve().parent.parent
-DATA_POINTER = Outcome("failed", "RuntimeError",
-                       "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). "
-                       "If you're using torch.compile/export/fx, ...")
+DATA_POINTER = Outcome(
+    "failed",
+    "RuntimeError",
+    "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). "
+    "If you're using torch.compile/export/fx, ...",
+)
 
 
 def write(tmp_path, cells) -> Path:
@@ -65,8 +78,11 @@ def test_first_row_matching_the_versions_wins(tmp_path):
     assert exp.lookup(CELL, Run("2.5.1", "3.1.0", "gpu")) is None
 
 
-@given(minor=st.integers(6, 13), patch=st.integers(0, 9),
-       local=st.sampled_from(["", "+cu130", "+cpu", ".dev20261101", "a1"]))
+@given(
+    minor=st.integers(6, 13),
+    patch=st.integers(0, 9),
+    local=st.sampled_from(["", "+cu130", "+cpu", ".dev20261101", "a1"]),
+)
 def test_local_labels_and_prereleases_stay_in_their_range(minor, patch, local):
     row = Expectations(Path("x"), {"schema": 1, "cells": {CELL: [FAILS]}}).rows[("cells", CELL)][0]
     assert row.applies(Run(f"2.{minor}.{patch}{local}", "3.6.0", "gpu"))
@@ -99,17 +115,20 @@ def test_verdicts_name_expected_observed_and_how_to_record(tmp_path):
     assert "no expectation for torch 2.11.0+cu130, triton 3.6.0, host gpu" in missing
 
 
-@pytest.mark.parametrize("cells, fragment", [
-    ({"silu-nosuch-eager-bfloat16-cuda": [FAILS]}, "unknown style name(s) 'nosuch'; valid style names: raw_jit"),
-    ({"silu-raw_jit-eager-cuda": [FAILS]}, "is not a cell id of the form kernel-style-stage-dtype-device"),
-    ({CELL: [{**FAILS, "torch": "2.11"}]}, f"cells.{CELL}[0]: torch: '2.11' is not a version specifier"),
-    ({CELL: [{**FAILS, "match": "(unclosed"}]}, "is not a valid regex"),
-    ({CELL: [{k: v for k, v in FAILS.items() if k != "reason"}]}, "outcome failed needs 'reason'"),
-    ({CELL: [{**FAILS, "outcome": "skipped"}]}, "outcome 'skipped' is not one of"),
-    ({CELL: [{**FAILS, "provenance": "trust me"}]}, "provenance must be"),
-    ({CELL: [{**FAILS, "colour": "red"}]}, "unknown key(s) ['colour']"),
-    ({CELL: [{**FAILS, "host": "tpu"}]}, "host 'tpu' is not one of"),
-])
+@pytest.mark.parametrize(
+    "cells, fragment",
+    [
+        ({"silu-nosuch-eager-bfloat16-cuda": [FAILS]}, "unknown style name(s) 'nosuch'; valid style names: raw_jit"),
+        ({"silu-raw_jit-eager-cuda": [FAILS]}, "is not a cell id of the form kernel-style-stage-dtype-device"),
+        ({CELL: [{**FAILS, "torch": "2.11"}]}, f"cells.{CELL}[0]: torch: '2.11' is not a version specifier"),
+        ({CELL: [{**FAILS, "match": "(unclosed"}]}, "is not a valid regex"),
+        ({CELL: [{k: v for k, v in FAILS.items() if k != "reason"}]}, "outcome failed needs 'reason'"),
+        ({CELL: [{**FAILS, "outcome": "skipped"}]}, "outcome 'skipped' is not one of"),
+        ({CELL: [{**FAILS, "provenance": "trust me"}]}, "provenance must be"),
+        ({CELL: [{**FAILS, "colour": "red"}]}, "unknown key(s) ['colour']"),
+        ({CELL: [{**FAILS, "host": "tpu"}]}, "host 'tpu' is not one of"),
+    ],
+)
 def test_malformed_rows_are_named(tmp_path, cells, fragment):
     path = write_as_is(tmp_path, cells)
     with pytest.raises(ExpectationsError) as info:
@@ -151,10 +170,17 @@ def test_accept_puts_a_narrower_row_before_the_broad_one(tmp_path):
 
 
 def test_accept_replaces_a_row_of_the_same_range_and_proposes_a_match(tmp_path):
-    exp = load(tmp_path, {CELL: [{"torch": "==2.11.*", "triton": "==3.6.*", "host": "gpu", "outcome": "passed",
-                                  "provenance": MEASURED}]})
-    observed = Outcome("failed", "torch._inductor.exc.InductorError",
-                       "RuntimeError: 0 active drivers ([]). There should only be one.")
+    exp = load(
+        tmp_path,
+        {
+            CELL: [
+                {"torch": "==2.11.*", "triton": "==3.6.*", "host": "gpu", "outcome": "passed", "provenance": MEASURED}
+            ]
+        },
+    )
+    observed = Outcome(
+        "failed", "torch._inductor.exc.InductorError", "RuntimeError: 0 active drivers ([]). There should only be one."
+    )
     accept(exp, {CELL: observed}, GPU, MEASURED["measured"])
     (row,) = Expectations.load(exp.path).rows[("cells", CELL)]
     assert row.agrees(observed)
@@ -164,8 +190,15 @@ def test_accept_replaces_a_row_of_the_same_range_and_proposes_a_match(tmp_path):
 def test_accept_leaves_skips_alone_and_writes_nothing_when_nothing_changed(tmp_path):
     exp = load(tmp_path, {CELL: [FAILS]})
     before = exp.path.read_text()
-    assert accept(exp, {CELL: DATA_POINTER, "silu-raw_jit-eager-bfloat16-cuda": Outcome("skipped", None, "no GPU")},
-                  GPU, MEASURED["measured"]) == []
+    assert (
+        accept(
+            exp,
+            {CELL: DATA_POINTER, "silu-raw_jit-eager-bfloat16-cuda": Outcome("skipped", None, "no GPU")},
+            GPU,
+            MEASURED["measured"],
+        )
+        == []
+    )
     assert exp.path.read_text() == before
 
 
@@ -217,8 +250,10 @@ def test_accept_explains_failures_the_catalogue_knows(tmp_path):
     # The same text under the interpreter has another cause, and a narrower entry says so.
     interp = CELL.replace("bfloat16-cuda", "float32-cpu_interpret")
     accept(exp, {interp: DATA_POINTER}, Run("2.13.0", "3.7.1", "cpu-only"), MEASURED["measured"])
-    assert "TRITON_INTERPRET" in Expectations.load(exp.path).lookup(interp, Run("2.13.0", "3.7.1", "cpu-only")
-                                                                    ).full["reason"]
+    assert (
+        "TRITON_INTERPRET"
+        in Expectations.load(exp.path).lookup(interp, Run("2.13.0", "3.7.1", "cpu-only")).full["reason"]
+    )
 
 
 def test_cells_outside_the_matrix_are_refused(tmp_path):
@@ -229,10 +264,18 @@ def test_cells_outside_the_matrix_are_refused(tmp_path):
 # ---- the fuzz section ----
 
 FUZZ_CELL = "silu-raw_jit-export_strict-float32-cuda"
-MISMATCH = Outcome("mismatch", numerics=[{"ok": False, "why": "module, shape (5, 3), strided: 7 element(s) beyond"}],
-                   detail={"reproducer": "python -m compat fuzz silu-raw_jit-export_strict-float32-cuda --example '{}'"})
-FUZZ_ROW = {"torch": "==2.11.*", "outcome": "mismatch", "reason": "strict export drops the launcher's assert",
-            "reproducer": MISMATCH.detail["reproducer"], "provenance": MEASURED}
+MISMATCH = Outcome(
+    "mismatch",
+    numerics=[{"ok": False, "why": "module, shape (5, 3), strided: 7 element(s) beyond"}],
+    detail={"reproducer": "python -m compat fuzz silu-raw_jit-export_strict-float32-cuda --example '{}'"},
+)
+FUZZ_ROW = {
+    "torch": "==2.11.*",
+    "outcome": "mismatch",
+    "reason": "strict export drops the launcher's assert",
+    "reproducer": MISMATCH.detail["reproducer"],
+    "provenance": MEASURED,
+}
 
 
 def test_a_fuzz_cell_without_rows_must_pass_and_a_failure_says_how_to_reproduce_it(tmp_path):
@@ -285,16 +328,25 @@ def test_accept_into_an_any_dtype_key_leaves_no_row_the_new_one_hides(tmp_path):
 def test_accept_records_fuzz_findings_with_their_example_and_the_catalogues_reason(tmp_path):
     example = {"shape": [1024, 1000], "layout": "transposed", "seed": 0, "scale": 1.0, "sign": "mixed", "specials": []}
     aoti = "silu_mul-triton_op-aoti_strict-float16-cuda"
-    found = Outcome("mismatch", numerics=[{"ok": False, "why": "package output 0, transposed: 1023973 element(s) "
-                                                               "beyond 0.005 x |eager|"}],
-                    detail={"example": example, "reproducer": f"python -m compat fuzz {aoti} --example '...'"})
-    none_out = Outcome("mismatch", numerics=[{"ok": False, "why": "package output 0, transposed: got NoneType"}],
-                       detail={"example": example, "reproducer": "python -m compat fuzz ..."})
-    unknown = Outcome("mismatch", numerics=[{"ok": False, "why": "wrong"}], detail={"example": example,
-                                                                                   "reproducer": "python -m ..."})
-    observed = {aoti: found, "silu_mul-custom_op-aoti_strict-float16-cuda": none_out,
-                "silu_mul-triton_op-compile_inductor-float16-cuda": unknown,
-                "silu_mul-triton_op-eager-float16-cuda": Outcome("passed")}
+    found = Outcome(
+        "mismatch",
+        numerics=[{"ok": False, "why": "package output 0, transposed: 1023973 element(s) beyond 0.005 x |eager|"}],
+        detail={"example": example, "reproducer": f"python -m compat fuzz {aoti} --example '...'"},
+    )
+    none_out = Outcome(
+        "mismatch",
+        numerics=[{"ok": False, "why": "package output 0, transposed: got NoneType"}],
+        detail={"example": example, "reproducer": "python -m compat fuzz ..."},
+    )
+    unknown = Outcome(
+        "mismatch", numerics=[{"ok": False, "why": "wrong"}], detail={"example": example, "reproducer": "python -m ..."}
+    )
+    observed = {
+        aoti: found,
+        "silu_mul-custom_op-aoti_strict-float16-cuda": none_out,
+        "silu_mul-triton_op-compile_inductor-float16-cuda": unknown,
+        "silu_mul-triton_op-eager-float16-cuda": Outcome("passed"),
+    }
     path = tmp_path / "expectations.yaml"
     path.write_text(dump({"schema": 1, "cells": {}}))
     exp = Expectations.load(path)
@@ -302,8 +354,14 @@ def test_accept_records_fuzz_findings_with_their_example_and_the_catalogues_reas
     assert len(changes) == 3 and all(c.startswith("fuzz ") for c in changes)  # a pass without rows needs none
     rows = {cell_id: [resolve(row) for row in rows] for cell_id, rows in Expectations.load(path).data["fuzz"].items()}
     (row,) = rows[aoti]
-    assert row["known"] == "fuzz_aoti_strided_wrong" and row["example"] == '{"shape":[1024,1000],"layout":"transposed","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
-    assert row["reproducer"] == found.detail["reproducer"] and "the AOTI package compiles the launch in" in row["reason"]
+    assert (
+        row["known"] == "fuzz_aoti_strided_wrong"
+        and row["example"]
+        == '{"shape":[1024,1000],"layout":"transposed","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
+    )
+    assert (
+        row["reproducer"] == found.detail["reproducer"] and "the AOTI package compiles the launch in" in row["reason"]
+    )
     assert "returns None for a non-contiguous input" in rows["silu_mul-custom_op-aoti_strict-float16-cuda"][0]["reason"]
     # The catalogue's fuzz entries say nothing of a compile stage, nor of the matrix's own cells.
     assert rows["silu_mul-triton_op-compile_inductor-float16-cuda"][0]["reason"] == UNEXPLAINED
@@ -316,8 +374,13 @@ POOL = [{"torch": f">={6 + i % 3}.0", "outcome": "passed", "provenance": {"docum
 CELLS = [CELL, CELL.replace("bfloat16", "float16"), CELL.replace("raw_jit", "triton_op"), FUZZ_CELL]
 
 
-@given(st.dictionaries(st.sampled_from(CELLS), st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=4,
-                                                        unique=True), min_size=1))
+@given(
+    st.dictionaries(
+        st.sampled_from(CELLS),
+        st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=4, unique=True),
+        min_size=1,
+    )
+)
 def test_a_file_written_and_read_gives_every_cell_its_rows_in_order(picks):
     """Cells share a row where they can; where their orders disagree (a cycle) a row is written per cell."""
     cells = {cell_id: [POOL[i] for i in rows] for cell_id, rows in picks.items()}
@@ -328,8 +391,15 @@ def test_a_file_written_and_read_gives_every_cell_its_rows_in_order(picks):
 
 
 def test_a_row_names_its_catalogue_entry_and_is_read_with_its_words(tmp_path):
-    written_out = resolve({"torch": ">=2.6", "outcome": "failed", "error": "RuntimeError", "known": "raw_launch_data_ptr",
-                           "provenance": MEASURED})
+    written_out = resolve(
+        {
+            "torch": ">=2.6",
+            "outcome": "failed",
+            "error": "RuntimeError",
+            "known": "raw_launch_data_ptr",
+            "provenance": MEASURED,
+        }
+    )
     assert "FakeTensors" in written_out["reason"] and written_out["match"].startswith("Cannot access data pointer")
     row = {k: v for k, v in written_out.items() if k != "known"}
     text = dump({"cells": {CELL: [row]}})  # a row that copies an entry's words is written with its key
@@ -338,11 +408,14 @@ def test_a_row_names_its_catalogue_entry_and_is_read_with_its_words(tmp_path):
     assert Expectations.load(path).lookup(CELL, GPU).agrees(DATA_POINTER)
 
 
-@pytest.mark.parametrize("change, fragment", [
-    ({"known": "no_such_entry"}, "no catalogue entry has the key 'no_such_entry'"),
-    ({"known": "raw_launch_data_ptr", "reason": "mine"}, "a row with 'known' takes its reason and rewrite from"),
-    ({"known": "fuzz_aoti_strided_wrong"}, "explains outcome mismatch, the row expects failed"),
-])
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"known": "no_such_entry"}, "no catalogue entry has the key 'no_such_entry'"),
+        ({"known": "raw_launch_data_ptr", "reason": "mine"}, "a row with 'known' takes its reason and rewrite from"),
+        ({"known": "fuzz_aoti_strided_wrong"}, "explains outcome mismatch, the row expects failed"),
+    ],
+)
 def test_a_wrong_catalogue_key_is_named(tmp_path, change, fragment):
     row = {"torch": ">=2.6", "outcome": "failed", "error": "RuntimeError", **change, "provenance": MEASURED}
     with pytest.raises(ExpectationsError, match=re.escape(fragment)):
@@ -370,8 +443,16 @@ def test_an_upgrade_that_changes_no_outcome_is_a_diff_of_a_few_screens(tmp_path)
 
 
 def test_a_row_recorded_unexplained_names_the_entry_that_explains_it_later(tmp_path):
-    unexplained = {"torch": "==2.11.*", "triton": "==3.6.*", "host": "gpu", "outcome": "failed", "error": "RuntimeError",
-                   "match": "Cannot access data pointer", "reason": UNEXPLAINED, "provenance": MEASURED}
+    unexplained = {
+        "torch": "==2.11.*",
+        "triton": "==3.6.*",
+        "host": "gpu",
+        "outcome": "failed",
+        "error": "RuntimeError",
+        "match": "Cannot access data pointer",
+        "reason": UNEXPLAINED,
+        "provenance": MEASURED,
+    }
     exp = Expectations.load(write_as_is(tmp_path, {CELL: [unexplained]}))
     (change,) = accept(exp, {CELL: DATA_POINTER}, GPU, MEASURED["measured"])
     assert change == f"{CELL}: explained as raw_launch_data_ptr"

@@ -56,8 +56,7 @@ register_op(Op(name="square", doc="x * x, a triton_op with a backward kernel", s
                dims=(Dim("rows", example=4, checks=(3, 5), max=64), Dim("cols", example=8, checks=(8,))),
                dtypes=("float32",), devices=("cpu_interpret",), differentiable=True))
 """
-GATE = ("-p", "no:cacheprovider", "test_matrix.py", "--compat-stages=eager,eager_backward",
-        "--compat-results=r.json")
+GATE = ("-p", "no:cacheprovider", "test_matrix.py", "--compat-stages=eager,eager_backward", "--compat-results=r.json")
 
 
 @pytest.fixture
@@ -75,8 +74,9 @@ def test_a_backward_kernel_bug_fails_the_cpu_gate_where_eager_forward_passes(int
     interpreted.makepyfile(square_cases=SQUARE.replace("2.0 * du", "1.0 * du"))  # the planted bug
     result = interpreted.runpytest_subprocess(*GATE)
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*square-as_shipped-eager_backward-float32-cpu_interpret: outcome changed*",
-                                 "*observed: mismatch*grad of x*"])
+    result.stdout.fnmatch_lines(
+        ["*square-as_shipped-eager_backward-float32-cpu_interpret: outcome changed*", "*observed: mismatch*grad of x*"]
+    )
 
 
 # A pure-PyTorch autograd.Function whose backward writes the gradients into the tensors it saved, its inputs (as
@@ -117,8 +117,15 @@ TRAINING = "eager,eager_backward,compile_backward,compile_dynamic_backward"
 def test_an_op_whose_backward_writes_into_its_saved_inputs_is_judged_on_what_it_computes(project):
     project.makepyfile(saved_cases=WRITES_SAVED)
     project.makeini("[pytest]\ncompat_cases = saved_cases\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "test_fuzz.py",
-                                          "--compat-accept", f"--compat-stages={TRAINING}", "--compat-results=r.json")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "test_fuzz.py",
+        "--compat-accept",
+        f"--compat-stages={TRAINING}",
+        "--compat-results=r.json",
+    )
     doc = json.loads((project.path / "r.json").read_text())
     outcomes = {c["id"]: c["outcome"]["kind"] for c in doc["cells"]}
     assert outcomes == {f"scaled_mul-as_shipped-{s}-float32-cpu": "passed" for s in TRAINING.split(",")}, outcomes
@@ -199,21 +206,37 @@ register_op(Op(name="gelu_sigmoid", doc="tanh-GELU as z * sigmoid(2u)", shipped=
 def test_a_first_accept_fuzzes_so_accept_then_gate_is_green_for_an_op_more_accurate_than_eager(project):
     project.makepyfile(gelu_cases=ACCURATE_GELU)
     project.makeini("[pytest]\ncompat_cases = gelu_cases\n")
-    args = ("-p", "no:cacheprovider", "test_matrix.py", "test_fuzz.py", "--compat-stages=eager",
-            "--compat-results=r.json")
+    args = (
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "test_fuzz.py",
+        "--compat-stages=eager",
+        "--compat-results=r.json",
+    )
     project.runpytest_subprocess(*args, "--compat-accept").assert_outcomes(passed=2)  # the cell and its fuzz test
-    assert [f["id"] for f in json.loads((project.path / "r.json").read_text())["fuzz"]] == \
-        ["gelu_sigmoid-as_shipped-eager-float32-cpu"]
+    assert [f["id"] for f in json.loads((project.path / "r.json").read_text())["fuzz"]] == [
+        "gelu_sigmoid-as_shipped-eager-float32-cpu"
+    ]
     project.runpytest_subprocess(*args).assert_outcomes(passed=2)
 
 
 def test_a_first_accept_records_what_the_fuzz_tests_find(project):
-    wrong_on_views = ACCURATE_GELU.replace("def gelu_sigmoid(x):", "def gelu_sigmoid(x):\n"
-                                           "    x = torch.as_strided(x, x.shape, (x.shape[-1], 1), x.storage_offset())")
+    wrong_on_views = ACCURATE_GELU.replace(
+        "def gelu_sigmoid(x):",
+        "def gelu_sigmoid(x):\n    x = torch.as_strided(x, x.shape, (x.shape[-1], 1), x.storage_offset())",
+    )
     project.makepyfile(gelu_cases=wrong_on_views)
     project.makeini("[pytest]\ncompat_cases = gelu_cases\n")
-    project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "test_fuzz.py", "--compat-accept",
-                                 "--compat-stages=eager", "--compat-results=r.json").assert_outcomes(passed=2)
+    project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "test_fuzz.py",
+        "--compat-accept",
+        "--compat-stages=eager",
+        "--compat-results=r.json",
+    ).assert_outcomes(passed=2)
     rows = cell_view(yaml.safe_load((project.path / "expectations.yaml").read_text()), "test")
     (row,) = rows["fuzz"]["gelu_sigmoid-as_shipped-eager-*-cpu"]
     assert row["outcome"] == "mismatch" and "example" in row
@@ -226,8 +249,9 @@ def test_where_the_exact_value_overflows_the_dtype_any_non_finite_output_passes_
     assert compare_elementwise(torch.tensor([float("inf"), float("nan"), 1.0]), eager, "mm", ref64=exact)["ok"]
     finite = compare_elementwise(torch.tensor([3e38, float("nan"), 1.0]), eager, "mm", ref64=exact)
     assert not finite["ok"] and "overflows float32" in finite["why"]
-    assert not compare_elementwise(torch.tensor([float("inf"), float("nan"), float("nan")]), eager, "mm",
-                                   ref64=exact)["ok"]  # NaN where the exact value is 1
+    assert not compare_elementwise(torch.tensor([float("inf"), float("nan"), float("nan")]), eager, "mm", ref64=exact)[
+        "ok"
+    ]  # NaN where the exact value is 1
 
 
 def test_a_reference_that_writes_into_its_inputs_cannot_widen_the_bound():
@@ -282,10 +306,17 @@ def test_a_reproducer_reruns_a_users_op_from_their_repository(project):
 
     project.makepyfile(gelu_cases=ACCURATE_GELU)
     project.makeini("[pytest]\ncompat_cases = gelu_cases\npythonpath = .\n")
-    example = '{"shape":[3,8],"layout":"transposed","seed":1,"scale":1.0,"sign":"mixed","specials":[],' \
-              '"sizes":[["rows",3],["cols",8]]}'
-    out = subprocess.run([sys.executable, "-m", "compat", "fuzz", "gelu_sigmoid-as_shipped-eager-float32-cpu",
-                          "--example", example], cwd=project.path, capture_output=True, text=True, timeout=300)
+    example = (
+        '{"shape":[3,8],"layout":"transposed","seed":1,"scale":1.0,"sign":"mixed","specials":[],'
+        '"sizes":[["rows",3],["cols",8]]}'
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "compat", "fuzz", "gelu_sigmoid-as_shipped-eager-float32-cpu", "--example", example],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert out.stdout.rstrip().endswith("gelu_sigmoid-as_shipped-eager-float32-cpu: passed")
 

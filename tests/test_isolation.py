@@ -126,8 +126,14 @@ def _shared(**phases):
     from compat.evidence.outcomes import Outcome
 
     cuda = "CUDA error: an illegal memory access was encountered"  # "cuda_failed": a failure on a CUDA error
-    return ChildResult({name: Outcome("failed", "torch.AcceleratorError", cuda) if kind == "cuda_failed"
-                        else Outcome(kind) for name, kind in phases.items()}, env={"pid": 1}, ready=True)
+    return ChildResult(
+        {
+            name: Outcome("failed", "torch.AcceleratorError", cuda) if kind == "cuda_failed" else Outcome(kind)
+            for name, kind in phases.items()
+        },
+        env={"pid": 1},
+        ready=True,
+    )
 
 
 def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
@@ -140,12 +146,15 @@ def test_a_shared_childs_phase_is_judged_by_its_own_phases_and_any_crash():
     assert (outcome.kind, outcome.detail["phase"]) == ("crashed", "save_load")
 
 
-@pytest.mark.parametrize("probe, reran", [
-    (dict(eager="passed", compile_inductor="failed"), []),
-    (dict(eager="passed", compile_inductor="crashed"), ["compile_inductor"]),  # perhaps an earlier phase's doing
-    (dict(eager="timed_out"), ["compile_inductor"]),  # never reached
-    (dict(eager="passed", compile_inductor="cuda_failed"), ["compile_inductor"]),  # the context may be lost before
-])
+@pytest.mark.parametrize(
+    "probe, reran",
+    [
+        (dict(eager="passed", compile_inductor="failed"), []),
+        (dict(eager="passed", compile_inductor="crashed"), ["compile_inductor"]),  # perhaps an earlier phase's doing
+        (dict(eager="timed_out"), ["compile_inductor"]),  # never reached
+        (dict(eager="passed", compile_inductor="cuda_failed"), ["compile_inductor"]),  # the context may be lost before
+    ],
+)
 def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path, monkeypatch, probe, reran):
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
@@ -154,8 +163,11 @@ def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path
     session = RunSession(tmp_path, [dataclasses.replace(cell, stage="eager"), cell])
     alone = []
     monkeypatch.setattr(session, "probe", lambda c: _shared(**probe))
-    monkeypatch.setattr(session, "child", lambda c, task, args, timeout, name=None: alone.append(args["stages"])
-                        or _shared(**{c.stage: "passed"}))
+    monkeypatch.setattr(
+        session,
+        "child",
+        lambda c, task, args, timeout, name=None: alone.append(args["stages"]) or _shared(**{c.stage: "passed"}),
+    )
     outcome = session.outcome(cell)
     assert alone == ([reran] if reran else [])
     assert outcome.kind == ("passed" if reran else probe["compile_inductor"])
@@ -163,7 +175,8 @@ def test_a_probe_phase_that_crashed_or_was_not_reached_runs_again_alone(tmp_path
 
 @pytest.mark.parametrize("kind", ["timed_out", "crashed"])
 def test_a_probe_child_that_ran_one_stage_gives_that_stages_own_outcome_without_running_it_again(
-        tmp_path, monkeypatch, kind):
+    tmp_path, monkeypatch, kind
+):
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
 
@@ -182,16 +195,20 @@ def _finding(kind: str):
 
 
 @pytest.mark.parametrize("alone_kind", ["mismatch", "passed"])
-def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_finds_it(tmp_path, monkeypatch,
-                                                                                      alone_kind):
+def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_finds_it(tmp_path, monkeypatch, alone_kind):
     from compat.evidence.outcomes import Outcome
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
 
     cell = Cell("silu", "autograd_function", "compile_backward", "float32", "cuda")
     session = RunSession(tmp_path, [], fuzz_cells=[dataclasses.replace(cell, stage="eager_backward"), cell])
-    monkeypatch.setattr(session, "_shared", lambda *a: ChildResult(
-        {"eager_backward": Outcome("passed"), "compile_backward": _finding("mismatch")}, env={"pid": 1}, ready=True))
+    monkeypatch.setattr(
+        session,
+        "_shared",
+        lambda *a: ChildResult(
+            {"eager_backward": Outcome("passed"), "compile_backward": _finding("mismatch")}, env={"pid": 1}, ready=True
+        ),
+    )
     replayed = []
 
     def alone(c, task, args, timeout, name=None):
@@ -204,8 +221,12 @@ def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_find
             session.fuzz_outcome(cell)
     else:
         assert session.fuzz_outcome(cell).kind == "mismatch"
-    assert replayed == [(["compile_backward"], '{"shape":[1,512],"layout":"contiguous","seed":0,"scale":1.0,'
-                                                '"sign":"negative","specials":[]}')]  # the finding's example first
+    assert replayed == [
+        (
+            ["compile_backward"],
+            '{"shape":[1,512],"layout":"contiguous","seed":0,"scale":1.0,"sign":"negative","specials":[]}',
+        )
+    ]  # the finding's example first
 
 
 def test_an_interrupted_run_keeps_the_phases_its_cut_children_finished(tmp_path):
@@ -216,8 +237,17 @@ def test_an_interrupted_run_keeps_the_phases_its_cut_children_finished(tmp_path)
 
     child = tmp_path / "artifacts" / "probe-silu-triton_op-float32-cuda-gw3"
     child.mkdir(parents=True)
-    (child / "task.json").write_text(json.dumps({"task": "probe", "args": {
-        "cell": "silu-triton_op-eager-float32-cuda", "stages": ["eager", "flop_count", "opcheck", "compile_eager"]}}))
+    (child / "task.json").write_text(
+        json.dumps(
+            {
+                "task": "probe",
+                "args": {
+                    "cell": "silu-triton_op-eager-float32-cuda",
+                    "stages": ["eager", "flop_count", "opcheck", "compile_eager"],
+                },
+            }
+        )
+    )
     journal = Journal(str(child / "journal.jsonl"))
     journal.start()
     journal.ready()
@@ -226,6 +256,8 @@ def test_an_interrupted_run_keeps_the_phases_its_cut_children_finished(tmp_path)
     journal.run("opcheck", lambda: Outcome("crashed", message="signal 11"))  # would run again alone: left out
     journal.begin("compile_eager")  # the interrupt came here
     found = cut_short(tmp_path)
-    assert {k: v.kind for k, v in found.items()} == {"silu-triton_op-eager-float32-cuda": "passed",
-                                                      "silu-triton_op-flop_count-float32-cuda": "failed"}
+    assert {k: v.kind for k, v in found.items()} == {
+        "silu-triton_op-eager-float32-cuda": "passed",
+        "silu-triton_op-flop_count-float32-cuda": "failed",
+    }
     assert "cut its child" in found["silu-triton_op-eager-float32-cuda"].detail["cut_short"]

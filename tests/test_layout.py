@@ -50,10 +50,18 @@ def imports(type_only: bool = False) -> dict[str, set[str]]:
         name = _module_name(path)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.parse(path.read_text())
-        annotations = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
-                       and getattr(guard.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(guard)}
-        graph[name] = {m for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                       and (type_only or id(node) not in annotations) for m in _imported(node, package, modules)} - {name}
+        annotations = {
+            id(n)
+            for guard in ast.walk(tree)
+            if isinstance(guard, ast.If) and getattr(guard.test, "id", None) == "TYPE_CHECKING"
+            for n in ast.walk(guard)
+        }
+        graph[name] = {
+            m
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and (type_only or id(node) not in annotations)
+            for m in _imported(node, package, modules)
+        } - {name}
     return graph
 
 
@@ -106,7 +114,8 @@ def test_every_module_lives_in_a_package_of_the_layout_or_is_shared_or_an_entry_
     for module in imports():
         layer = _layer(module)
         assert layer in MAY_IMPORT or layer in SHARED or module in ENTRY_POINTS, (
-            f"{module} is outside the layout: put it in one of {sorted(MAY_IMPORT)}, or make it shared")
+            f"{module} is outside the layout: put it in one of {sorted(MAY_IMPORT)}, or make it shared"
+        )
 
 
 @pytest.mark.parametrize("layer", sorted(MAY_IMPORT) + sorted(SHARED))
@@ -138,11 +147,20 @@ def test_the_protocol_names_every_task_the_run_asks_for_and_the_child_has_a_body
     asked = set()
     for path in (PACKAGE / "run").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "run" and node.args \
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "run"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
                 asked.add(node.args[0].value)
-            if isinstance(node, ast.Tuple) and node.elts and isinstance(node.elts[0], ast.Constant) \
-                    and node.elts[0].value in tasks.TASKS:
+            if (
+                isinstance(node, ast.Tuple)
+                and node.elts
+                and isinstance(node.elts[0], ast.Constant)
+                and node.elts[0].value in tasks.TASKS
+            ):
                 asked.add(node.elts[0].value)
     assert asked and asked <= set(protocol.TASKS), sorted(asked - set(protocol.TASKS))
 
@@ -153,7 +171,9 @@ def test_the_package_rules_are_the_ones_each_package_states():
         doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text()))
         stated = re.search(r"May import:(.*?)\.(\s|$)", doc, re.S).group(1)
         named = {p for p in MAY_IMPORT if f"compat.{p}" in stated}
-        assert named == allowed, f"compat/{layer}/__init__.py says it may import {sorted(named)}, the rule {sorted(allowed)}"
+        assert named == allowed, (
+            f"compat/{layer}/__init__.py says it may import {sorted(named)}, the rule {sorted(allowed)}"
+        )
 
 
 def test_paths_into_the_checkout_survive_the_package_tree():
@@ -180,7 +200,7 @@ def _function_imports():
             task = any(isinstance(d, ast.Call) and getattr(d.func, "id", None) == "task" for d in fn.decorator_list)
             for node in ast.walk(fn):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    near = "".join(lines[max(node.lineno - 3, 0):node.lineno])
+                    near = "".join(lines[max(node.lineno - 3, 0) : node.lineno])
                     yield path.relative_to(PACKAGE.parent), node.lineno, task or "#" in near
 
 

@@ -42,8 +42,15 @@ def test_only_known_kinds_and_round_trip():
         assert o.first_line == "first"
 
 
-ENV = {"torch": "2.13.0", "triton": "3.7.1", "cuda": None, "gpus": [], "driver": None, "platform": "Linux",
-       "date": "2026-11-22T12:00:00+00:00"}
+ENV = {
+    "torch": "2.13.0",
+    "triton": "3.7.1",
+    "cuda": None,
+    "gpus": [],
+    "driver": None,
+    "platform": "Linux",
+    "date": "2026-11-22T12:00:00+00:00",
+}
 
 
 def cell(kind, verdict=None):
@@ -52,8 +59,9 @@ def cell(kind, verdict=None):
 
 
 def test_results_document_counts_every_kind(tmp_path):
-    doc = results.document(ENV, [cell("passed"), cell("failed", "changed")], {"exports": 2, "aoti_compiles": 1},
-                           12.3, {})
+    doc = results.document(
+        ENV, [cell("passed"), cell("failed", "changed")], {"exports": 2, "aoti_compiles": 1}, 12.3, {}
+    )
     assert doc["summary"]["by_outcome"]["passed"] == 1 and doc["summary"]["unexpected"] == 1
     path = tmp_path / "r.json"
     results.write(path, doc)

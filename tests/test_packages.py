@@ -26,15 +26,20 @@ def _export(cell: Cell, strict: bool, scale_weights: float = 1.0):
         for p in model.parameters():
             p.mul_(scale_weights)
     kernel = KERNELS[cell.kernel]
-    return torch.export.export(model, workload.example_inputs(kernel, cell.dtype, cell.device),
-                               dynamic_shapes=workload.dynamic_shapes(kernel), strict=strict)
+    return torch.export.export(
+        model,
+        workload.example_inputs(kernel, cell.dtype, cell.device),
+        dynamic_shapes=workload.dynamic_shapes(kernel),
+        strict=strict,
+    )
 
 
 def test_a_strict_and_a_non_strict_export_of_one_graph_are_one_library():
     strict, nonstrict = _export(CELL, True), _export(CELL, False)
     # They differ in symbol names and source comments only, which the key leaves out.
     assert strict.graph_module.print_readable(print_output=False) != nonstrict.graph_module.print_readable(
-        print_output=False)
+        print_output=False
+    )
     assert packages.program_key(strict, "aoti") == packages.program_key(nonstrict, "aoti")
 
 
@@ -48,7 +53,8 @@ def test_what_inductor_reads_is_in_the_key():
 
 def test_symbols_are_renumbered_in_order_of_appearance():
     assert packages._canonical("f32[s6, 64] u3 s33 s6\n    # File: a.py:1") == packages._canonical(
-        "f32[s40, 64] u9 s2 s40\n    # File: b.py:7")
+        "f32[s40, 64] u9 s2 s40\n    # File: b.py:7"
+    )
     assert packages._canonical("s6 s33") != packages._canonical("s6 s6")
 
 
@@ -70,8 +76,14 @@ def test_a_traced_launch_is_keyed_by_its_kernel_not_by_its_index_in_the_side_tab
     def program(kernel, constants):
         graph = torch.fx.Graph()
         x = graph.placeholder("x")
-        graph.call_function(print, (x,), {"kernel_idx": kernel_side_table.add_kernel(kernel),
-                                          "constant_args_idx": kernel_side_table.add_constant_args(constants)})
+        graph.call_function(
+            print,
+            (x,),
+            {
+                "kernel_idx": kernel_side_table.add_kernel(kernel),
+                "constant_args_idx": kernel_side_table.add_constant_args(constants),
+            },
+        )
         graph.output(x)
         return types.SimpleNamespace(graph_module=torch.fx.GraphModule({}, graph))
 
@@ -92,6 +104,7 @@ def test_a_key_is_compiled_once_and_linked_for_every_other_child(tmp_path, monke
             compiled.append(path)
             (tmp_path / path).write_bytes(b"library")
             return {"compile_seconds": 9.5}
+
         return make
 
     results = {}
@@ -128,7 +141,8 @@ def test_a_failed_compile_is_not_stored(tmp_path, monkeypatch):
 def test_outside_a_run_the_library_is_compiled_here(tmp_path, monkeypatch):
     monkeypatch.delenv(protocol.PACKAGE_STORE_ENV, raising=False)
     assert packages.compiled_once("k" * 32, str(tmp_path / "p"), lambda: {"compile_seconds": 1.0}) == {
-        "compile_seconds": 1.0}
+        "compile_seconds": 1.0
+    }
 
 
 def test_a_program_the_key_cannot_read_is_compiled_unshared_with_the_compilers_own_outcome(tmp_path, monkeypatch):
@@ -149,8 +163,9 @@ def test_a_program_the_key_cannot_read_is_compiled_unshared_with_the_compilers_o
     monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (protocol.PACKAGE, inductor_fails, None))
     with pytest.raises(RuntimeError, match="Cannot access data pointer"):
         artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
-    monkeypatch.setitem(artifacts.LIBRARIES, "aoti", (protocol.PACKAGE, lambda ep, path: {"compile_seconds": 1.0},
-                                                      None))
+    monkeypatch.setitem(
+        artifacts.LIBRARIES, "aoti", (protocol.PACKAGE, lambda ep, path: {"compile_seconds": 1.0}, None)
+    )
     detail = artifacts.compile_library("aoti", ep, str(tmp_path / "p.pt2"))
     assert detail["compile_seconds"] == 1.0 and detail["package_key"] is None and ".numpy()" in detail["unkeyed"]
     assert not (tmp_path / "store").exists()

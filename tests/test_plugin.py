@@ -16,8 +16,13 @@ from compat.evidence.expectations import cell_view
 from tests.projects import PROVENANCE, expect, write_results
 
 CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
-ONE_CELL = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
-            "--compat-styles=raw_jit", "--compat-stages=eager"]
+ONE_CELL = [
+    "--compat-kernels=silu",
+    "--compat-dtypes=float32",
+    "--compat-devices=cpu_interpret",
+    "--compat-styles=raw_jit",
+    "--compat-stages=eager",
+]
 
 
 MINE_CASES = """
@@ -29,8 +34,13 @@ register_kernel(Kernel(name="mine", doc="a user's kernel: the suite's expectatio
                        meta=(("BLOCK_SIZE", 1024),)))
 """
 MINE = "mine-raw_jit-eager-float32-cpu_interpret"
-MINE_ONLY = ["--compat-kernels=mine", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
-             "--compat-styles=raw_jit", "--compat-stages=eager"]
+MINE_ONLY = [
+    "--compat-kernels=mine",
+    "--compat-dtypes=float32",
+    "--compat-devices=cpu_interpret",
+    "--compat-styles=raw_jit",
+    "--compat-stages=eager",
+]
 
 
 @pytest.fixture
@@ -42,9 +52,18 @@ def mine(project):
 
 
 def collected_kernels(project, *args) -> set[str]:
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q", "--compat-dtypes=float32",
-                                          "--compat-devices=cpu_interpret", "--compat-styles=raw_jit",
-                                          "--compat-stages=eager", "test_matrix.py", *args)
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--collect-only",
+        "-q",
+        "--compat-dtypes=float32",
+        "--compat-devices=cpu_interpret",
+        "--compat-styles=raw_jit",
+        "--compat-stages=eager",
+        "test_matrix.py",
+        *args,
+    )
     return {line.split("[", 1)[1].split("-", 1)[0] for line in result.stdout.lines if "test_cell[" in line}
 
 
@@ -60,8 +79,12 @@ def test_cases_that_declare_nothing_are_a_usage_error(project):
     project.makeini("[pytest]\ncompat_cases = empty_cases\n")
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*compat_cases (empty_cases) declare no kernel or op: declare yours with "
-                                 "register_kernel / register_op*no cell was run*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*compat_cases (empty_cases) declare no kernel or op: declare yours with "
+            "register_kernel / register_op*no cell was run*"
+        ]
+    )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
@@ -81,8 +104,9 @@ def test_a_run_whose_every_cell_was_skipped_fails_saying_it_checked_nothing(proj
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_a_device_this_run_names_but_cannot_use_is_a_usage_error(project):
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-devices=cuda",
-                                          "--compat-kernels=silu")
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", "--compat-devices=cuda", "--compat-kernels=silu"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-devices names cuda, which this machine cannot run: no CUDA device*"])
 
@@ -105,12 +129,31 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
 
 
 def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
-    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "boom",
-                             "reason": "it used to fail", "provenance": PROVENANCE}]})
+    expect(
+        project,
+        {
+            CELL: [
+                {
+                    "torch": ">=2.0",
+                    "outcome": "failed",
+                    "error": "RuntimeError",
+                    "match": "boom",
+                    "reason": "it used to fail",
+                    "provenance": PROVENANCE,
+                }
+            ]
+        },
+    )
     result = run(project, f"--compat-run-dir={project.path / 'run'}")  # a failed run keeps its directory
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*expected failure now passes (strict)*", "*observed: passed*",
-                                 "*rerun with --compat-accept*", "run directory (child logs, artifacts): *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*expected failure now passes (strict)*",
+            "*observed: passed*",
+            "*rerun with --compat-accept*",
+            "run directory (child logs, artifacts): *",
+        ]
+    )
     kept = next(line for line in result.stdout.lines if line.startswith("run directory"))
     assert Path(kept.split(": ", 1)[1]).is_dir()  # a failed run keeps its logs
 
@@ -124,7 +167,9 @@ def test_a_cell_with_no_expectation_fails_then_accept_records_it(mine):
     accepted.assert_outcomes(passed=1)
     accepted.stdout.fnmatch_lines([f"accepted: {MINE}: no expectation -> passed*"])
     # cpu_interpret runs one dtype, so the row lands under the cell's any-dtype key; accept made the file.
-    rows = cell_view(yaml.safe_load((mine.path / "expectations.yaml").read_text()), "test")["cells"][MINE.replace("float32", "*")]
+    rows = cell_view(yaml.safe_load((mine.path / "expectations.yaml").read_text()), "test")["cells"][
+        MINE.replace("float32", "*")
+    ]
     assert rows[0]["outcome"] == "passed" and "measured" in rows[0]["provenance"]
     run_mine().assert_outcomes(passed=1)
 
@@ -132,22 +177,34 @@ def test_a_cell_with_no_expectation_fails_then_accept_records_it(mine):
 def test_the_suites_own_kernels_are_gated_on_the_suites_rows_behind_the_projects_own(mine):
     # The project's file has rows only for its own kernel; the suite's cell finds the suite's rows.
     expect(mine, {MINE: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
-    both = ["--compat-kernels=mine,silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
-            "--compat-styles=raw_jit", "--compat-stages=eager"]
+    both = [
+        "--compat-kernels=mine,silu",
+        "--compat-dtypes=float32",
+        "--compat-devices=cpu_interpret",
+        "--compat-styles=raw_jit",
+        "--compat-stages=eager",
+    ]
     result = mine.runpytest_subprocess("-p", "no:cacheprovider", *both, "test_matrix.py", "--compat-results=r.json")
     result.assert_outcomes(passed=2)
     doc = json.loads((mine.path / "r.json").read_text())
-    assert {c["id"]: c["expected_at"] for c in doc["cells"]} == {MINE: f"cells.{MINE}[0]",
-                                                                CELL: f"cells.{CELL.replace('float32', '*')}[0]"}
+    assert {c["id"]: c["expected_at"] for c in doc["cells"]} == {
+        MINE: f"cells.{MINE}[0]",
+        CELL: f"cells.{CELL.replace('float32', '*')}[0]",
+    }
 
 
 def test_malformed_expectations_fail_before_collection_naming_file_and_entry(project):
-    expect(project, {"silu-bogus-eager-bfloat16-cpu": [{"torch": ">=2.0", "outcome": "passed",
-                                                        "provenance": PROVENANCE}]})
+    expect(
+        project, {"silu-bogus-eager-bfloat16-cpu": [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]}
+    )
     result = run(project, "--compat-results=r.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*expectations.yaml: cell 'silu-bogus-eager-bfloat16-cpu': unknown style name(s) "
-                                 "'bogus'; valid style names: raw_jit, wrap_triton, triton_op*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*expectations.yaml: cell 'silu-bogus-eager-bfloat16-cpu': unknown style name(s) "
+            "'bogus'; valid style names: raw_jit, wrap_triton, triton_op*"
+        ]
+    )
     assert not (project.path / "r.json").exists()
 
 
@@ -155,14 +212,19 @@ def test_unknown_name_on_the_command_line_lists_valid_names(project):
     expect(project, {})
     result = project.runpytest_subprocess("--compat-stages=export")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--compat-stages: unknown stage name(s) 'export'; valid stage names: eager, "
-                                 "eager_backward, flop_count, opcheck, compile_eager*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*--compat-stages: unknown stage name(s) 'export'; valid stage names: eager, "
+            "eager_backward, flop_count, opcheck, compile_eager*"
+        ]
+    )
 
 
 def test_valid_names_that_select_no_cell_are_a_usage_error(project):
     expect(project, {})
-    result = project.runpytest_subprocess("--compat-stages=compile_cudagraphs", "--compat-devices=cpu_interpret",
-                                          "--compat-results=r.json")
+    result = project.runpytest_subprocess(
+        "--compat-stages=compile_cudagraphs", "--compat-devices=cpu_interpret", "--compat-results=r.json"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*the selection matches no cell of the matrix*no cell was run*"])
     assert not (project.path / "r.json").exists()
@@ -179,7 +241,8 @@ def test_unwritable_results_path_fails_before_any_cell_runs(project):
 
 def test_hygiene_fails_a_test_that_leaks_compiler_config(project):
     project.makeconftest('pytest_plugins = ("compat.plugin", "tests.hygiene")')
-    project.makepyfile(test_leak="""
+    project.makepyfile(
+        test_leak="""
 import torch._inductor.config
 
 def test_leaks():
@@ -188,20 +251,34 @@ def test_leaks():
 def test_restores():
     with torch._inductor.config.patch(max_autotune=not torch._inductor.config.max_autotune):
         pass
-""")
+"""
+    )
     expect(project, {})
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_leak.py",
-                                          f"--compat-run-dir={project.path / 'run'}")
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_leak.py", f"--compat-run-dir={project.path / 'run'}"
+    )
     result.assert_outcomes(passed=2, errors=1)
-    result.stdout.fnmatch_lines(["*ERROR at teardown of test_leaks*",
-                                 "*leaked config changes into the next: torch._inductor.config.max_autotune*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_leaks*",
+            "*leaked config changes into the next: torch._inductor.config.max_autotune*",
+        ]
+    )
 
 
 @pytest.mark.parametrize("mode", ["kernels", "child"])
 def test_triton_kernels_are_shared_by_the_run_and_inductor_caches_are_each_childs_own(project, mode):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
-    result = run(project, "-n", "2", "--dist", "each", "--compat-results=r.json", f"--compat-compile-cache={mode}",
-                 f"--compat-run-dir={project.path / 'run'}")
+    result = run(
+        project,
+        "-n",
+        "2",
+        "--dist",
+        "each",
+        "--compat-results=r.json",
+        f"--compat-compile-cache={mode}",
+        f"--compat-run-dir={project.path / 'run'}",
+    )
     result.assert_outcomes(passed=2)  # --dist each: both workers run the cell
     doc = json.loads((project.path / "r.json").read_text())
     run_dir = doc["options"]["run_dir"]
@@ -222,16 +299,26 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     expect(project, {})
     cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op", "custom_op")]
     write_results(project.path / "durations.json", {c: s for c, s in zip(cells, (1.0, 30.0, 5.0), strict=True)})
-    wide = ["--compat-kernels=silu", "--compat-dtypes=float32", "--compat-devices=cpu_interpret",
-            "--compat-styles=raw_jit,triton_op,custom_op,wrap_triton", "--compat-stages=eager"]
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q",
-                                          "--compat-durations=durations.json")
+    wide = [
+        "--compat-kernels=silu",
+        "--compat-dtypes=float32",
+        "--compat-devices=cpu_interpret",
+        "--compat-styles=raw_jit,triton_op,custom_op,wrap_triton",
+        "--compat-stages=eager",
+    ]
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q", "--compat-durations=durations.json"
+    )
     order = [line.split("[")[1].rstrip("]") for line in result.outlines if "test_cell[" in line]
     # wrap_triton's group is not recorded: it weighs the median of the recorded probes (5 s), after the 30 s one.
-    assert order[0] == cells[1] and order[-1] == cells[0] and set(order[1:3]) == {cells[2], cells[1].replace(
-        "triton_op", "wrap_triton")}
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide,
-                                          "--compat-durations=missing.json")
+    assert (
+        order[0] == cells[1]
+        and order[-1] == cells[0]
+        and set(order[1:3]) == {cells[2], cells[1].replace("triton_op", "wrap_triton")}
+    )
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", *wide, "--compat-durations=missing.json"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-durations: *missing.json*no cell was run*"])
 
@@ -240,8 +327,9 @@ def test_cells_file_runs_only_the_listed_cells(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
     (project.path / "cells.txt").write_text(f"{CELL}\n")
     wide = ["--compat-styles=raw_jit,triton_op", "--compat-stages=eager"]
-    project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide,
-                                 "--compat-cells=cells.txt").assert_outcomes(passed=1)
+    project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", *wide, "--compat-cells=cells.txt"
+    ).assert_outcomes(passed=1)
     (project.path / "cells.txt").write_text("silu-raw_jit-eager-float32-cpu\n")  # raw_jit has no CPU kernel
     result = project.runpytest_subprocess("--compat-cells=cells.txt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -263,8 +351,21 @@ def test_a_passing_cell_is_fuzzed_and_its_example_count_lands_in_the_results(pro
 
 
 def test_only_cells_expected_to_pass_here_are_fuzzed_and_a_run_that_fuzzed_nothing_says_so(project):
-    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "failed", "error": "RuntimeError", "match": "x",
-                             "reason": "a stand-in failure", "provenance": PROVENANCE}]})
+    expect(
+        project,
+        {
+            CELL: [
+                {
+                    "torch": ">=2.0",
+                    "outcome": "failed",
+                    "error": "RuntimeError",
+                    "match": "x",
+                    "reason": "a stand-in failure",
+                    "provenance": PROVENANCE,
+                }
+            ]
+        },
+    )
     result = run(project, "-rs", "--compat-results=r.json", tests=("test_fuzz.py",))
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["fuzz: nothing fuzzed: no cell is expected to pass on this run (torch *"])
@@ -280,13 +381,19 @@ def test_a_version_without_rows_runs_every_cell_under_xdist_and_reports_no_expec
     (mine.path / "tmp").mkdir()
     expect(mine, {MINE: [{"torch": "==1.0.*", "outcome": "passed", "provenance": PROVENANCE}]})
     two = [*MINE_ONLY[:-2], "--compat-styles=raw_jit,triton_op", "--compat-stages=eager"]
-    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *two, "test_matrix.py", "test_fuzz.py", "-n", "2",
-                                       "--compat-results=r.json")
+    result = mine.runpytest_subprocess(
+        "-p", "no:cacheprovider", *two, "test_matrix.py", "test_fuzz.py", "-n", "2", "--compat-results=r.json"
+    )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(failed=2, skipped=1)
-    result.stdout.fnmatch_lines([f"*{MINE}: no expectation for torch *",
-                                 "*2 cells ran here: 0 as expected*2 differ from their expectations*",
-                                 "*?P*", "fuzz: nothing fuzzed*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{MINE}: no expectation for torch *",
+            "*2 cells ran here: 0 as expected*2 differ from their expectations*",
+            "*?P*",
+            "fuzz: nothing fuzzed*",
+        ]
+    )
     doc = json.loads((mine.path / "r.json").read_text())
     assert sorted(c["id"] for c in doc["cells"]) == [MINE, MINE.replace("raw_jit", "triton_op")]
     assert all(c["expected"] is None and "no expectation" in c["verdict"] for c in doc["cells"])
@@ -307,17 +414,28 @@ def test_a_cell_the_child_cannot_resolve_is_a_harness_error_never_an_outcome_or_
     project.makeconftest('pytest_plugins = ("compat.plugin",)\n' + USER_KERNEL)
     expect(project, {})
     before = (project.path / "expectations.yaml").read_text()
-    mine = ["--compat-kernels=my_silu", "--compat-styles=raw_jit", "--compat-stages=eager",
-            "--compat-devices=cpu_interpret", "--compat-results=r.json"]
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "-n", "2", "--compat-accept",
-                                          *mine)
+    mine = [
+        "--compat-kernels=my_silu",
+        "--compat-styles=raw_jit",
+        "--compat-stages=eager",
+        "--compat-devices=cpu_interpret",
+        "--compat-results=r.json",
+    ]
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", "-n", "2", "--compat-accept", *mine
+    )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*HARNESS ERROR in my_silu-raw_jit-eager-float32-cpu_interpret (not the cell's "
-                                 "outcome; nothing recorded or accepted)*unknown kernel name(s) 'my_silu'*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*HARNESS ERROR in my_silu-raw_jit-eager-float32-cpu_interpret (not the cell's "
+            "outcome; nothing recorded or accepted)*unknown kernel name(s) 'my_silu'*"
+        ]
+    )
     assert (project.path / "expectations.yaml").read_text() == before  # nothing accepted
     doc = json.loads((project.path / "r.json").read_text())
-    assert doc["cells"] == [] and [e["id"] for e in doc["harness_errors"]] == ["my_silu-raw_jit-eager-float32-"
-                                                                               "cpu_interpret"]
+    assert doc["cells"] == [] and [e["id"] for e in doc["harness_errors"]] == [
+        "my_silu-raw_jit-eager-float32-cpu_interpret"
+    ]
 
 
 def test_an_unknown_fuzz_profile_is_a_usage_error(project, monkeypatch):
@@ -335,11 +453,17 @@ def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
     probe = "tests/test_matrix.py::test_cell[silu-triton_op-compile_inductor-float16-cuda]"
     assert shared_child_group(probe + suffix) == "probe-silu-triton_op-float16-cuda"
     build = "tests/test_matrix.py::test_cell[silu-triton_op-{}-float16-cuda]"
-    assert (shared_child_group(build.format("aoti_strict")) == shared_child_group(build.format("export_strict"))
-            == "build-silu-triton_op-strict-float16-cuda")  # one build, one worker: no one waits on its lock
+    assert (
+        shared_child_group(build.format("aoti_strict"))
+        == shared_child_group(build.format("export_strict"))
+        == "build-silu-triton_op-strict-float16-cuda"
+    )  # one build, one worker: no one waits on its lock
     fuzz = "tests/test_fuzz.py::test_fuzz[silu-triton_op-{}-float16-cuda]"
-    assert (shared_child_group(fuzz.format("save_load_strict") + suffix)
-            == shared_child_group(fuzz.format("aoti_strict")) == "fuzz-silu-triton_op-strict-float16-cuda")
+    assert (
+        shared_child_group(fuzz.format("save_load_strict") + suffix)
+        == shared_child_group(fuzz.format("aoti_strict"))
+        == "fuzz-silu-triton_op-strict-float16-cuda"
+    )
     assert shared_child_group(fuzz.format("eager")) == "fuzz-silu-triton_op-probe-float16-cuda"
     assert shared_child_group("tests/test_report.py::test_docs_are_in_sync") is None
     assert shared_child_group("tests/test_fuzz.py::test_fuzz[NOTSET]") is None  # an empty parameter set
@@ -384,14 +508,32 @@ def test_an_interrupted_run_stops_every_child_writes_what_it_measured_and_leaves
     project.makeini("[pytest]\ncompat_cases = sleepy_cases\n")
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
     run_dir, marker, results = project.path / "run", project.path / "sleepy.pids", project.path / "r.json"
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_matrix.py", "-n", "2",
-           "--compat-kernels=silu,sleepy", "--compat-styles=raw_jit", "--compat-stages=eager",
-           "--compat-devices=cpu_interpret", f"--compat-run-dir={run_dir}", f"--compat-results={results}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "-n",
+        "2",
+        "--compat-kernels=silu,sleepy",
+        "--compat-styles=raw_jit",
+        "--compat-stages=eager",
+        "--compat-devices=cpu_interpret",
+        f"--compat-run-dir={run_dir}",
+        f"--compat-results={results}",
+    ]
     # The run keeps a SIGINT its shell ignores (a background job's), so the test gives it the default whatever
     # started this pytest.
-    proc = subprocess.Popen(cmd, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, "SLEEPY_MARKER": str(marker)},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        cmd,
+        cwd=project.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "SLEEPY_MARKER": str(marker)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 240
         while not (marker.exists() and list(run_dir.glob("artifacts/probe-silu-*/record.json"))):
@@ -442,29 +584,50 @@ def test_shards_balanced_by_recorded_seconds_merge_into_the_results_of_one_run(p
     """`shard` splits the matrix by a run's durations; the shards run apart and `merge` gives that run's results."""
     cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op")]
     expect(project, {c: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}] for c in cells})
-    select = ["--compat-kernels=silu", "--compat-styles=raw_jit,triton_op", "--compat-stages=eager",
-              "--compat-dtypes=float32", "--compat-devices=cpu_interpret"]
+    select = [
+        "--compat-kernels=silu",
+        "--compat-styles=raw_jit,triton_op",
+        "--compat-stages=eager",
+        "--compat-dtypes=float32",
+        "--compat-devices=cpu_interpret",
+    ]
     tests = ("test_matrix.py", "test_fuzz.py")
-    project.runpytest_subprocess("-p", "no:cacheprovider", *tests, *select,
-                                 "--compat-results=whole.json").assert_outcomes(passed=4)
+    project.runpytest_subprocess(
+        "-p", "no:cacheprovider", *tests, *select, "--compat-results=whole.json"
+    ).assert_outcomes(passed=4)
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "compat", *args], cwd=project.path, capture_output=True,
-                              text=True, check=True).stdout
+        return subprocess.run(
+            [sys.executable, "-m", "compat", *args], cwd=project.path, capture_output=True, text=True, check=True
+        ).stdout
 
-    out = cli("shard", "--count", "2", "--durations", "whole.json", "--out-dir", "shards",
-              *(a.replace("--compat-", "--") for a in select))
+    out = cli(
+        "shard",
+        "--count",
+        "2",
+        "--durations",
+        "whole.json",
+        "--out-dir",
+        "shards",
+        *(a.replace("--compat-", "--") for a in select),
+    )
     lists = [project.path / "shards" / f"shard-{i}-of-2.txt" for i in (1, 2)]
     assert sorted(line for path in lists for line in path.read_text().split()) == cells and "about" in out
     for i, path in enumerate(lists):
-        project.runpytest_subprocess("-p", "no:cacheprovider", *tests, f"--compat-cells={path}",
-                                     f"--compat-results=s{i}.json").assert_outcomes(passed=2)
+        project.runpytest_subprocess(
+            "-p", "no:cacheprovider", *tests, f"--compat-cells={path}", f"--compat-results=s{i}.json"
+        ).assert_outcomes(passed=2)
     cli("merge", "merged.json", "s0.json", "s1.json")
 
     def outcomes(name):
         doc = json.loads((project.path / name).read_text())
-        return {section: {r["id"]: (r["outcome"]["kind"], r["outcome"]["error_type"], r["verdict"], r["expected"])
-                          for r in doc[section]} for section in ("cells", "fuzz")}
+        return {
+            section: {
+                r["id"]: (r["outcome"]["kind"], r["outcome"]["error_type"], r["verdict"], r["expected"])
+                for r in doc[section]
+            }
+            for section in ("cells", "fuzz")
+        }
 
     assert outcomes("merged.json") == outcomes("whole.json")
     assert len(outcomes("whole.json")["fuzz"]) == 2
@@ -472,14 +635,18 @@ def test_shards_balanced_by_recorded_seconds_merge_into_the_results_of_one_run(p
 
 def test_an_accept_that_cannot_write_its_file_at_the_end_keeps_the_run_and_exits_3(mine):
     # Writable when the run began (checked), not at the end: the results come first and the error names the file.
-    mine.makeconftest('pytest_plugins = ("compat.plugin",)\nimport compat.run.controller as c\n\n'
-                      'def _refused(*args, **kwargs):\n    raise PermissionError(1, "Operation not permitted")\n\n'
-                      'c.accept = _refused\n')
-    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept",
-                                       "--compat-results=r.json")
+    mine.makeconftest(
+        'pytest_plugins = ("compat.plugin",)\nimport compat.run.controller as c\n\n'
+        'def _refused(*args, **kwargs):\n    raise PermissionError(1, "Operation not permitted")\n\n'
+        "c.accept = _refused\n"
+    )
+    result = mine.runpytest_subprocess(
+        "-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept", "--compat-results=r.json"
+    )
     assert result.ret == 3
-    result.stdout.fnmatch_lines(["ERROR --compat-accept: cannot write *expectations.yaml (*Operation not permitted)*"
-                                 "the results are in r.json*"])
+    result.stdout.fnmatch_lines(
+        ["ERROR --compat-accept: cannot write *expectations.yaml (*Operation not permitted)*the results are in r.json*"]
+    )
     assert json.loads((mine.path / "r.json").read_text())["cells"][0]["id"] == MINE
 
 
@@ -489,7 +656,8 @@ def test_a_read_only_expectations_file_stops_an_accept_before_any_cell_unless_al
     exp.chmod(0o444)
     result = mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept")
     assert result.ret == 4 and "read-only" in result.stderr.str() and "no cell was run" in result.stderr.str()
-    allowed = mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept",
-                                        "--compat-overwrite-read-only")
+    allowed = mine.runpytest_subprocess(
+        "-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept", "--compat-overwrite-read-only"
+    )
     allowed.assert_outcomes(passed=1)
     assert MINE.replace("float32", "*") in exp.read_text() and exp.stat().st_mode & 0o777 == 0o444  # its mode kept

@@ -42,8 +42,15 @@ STAGES = "eager,eager_backward,compile_eager,compile_aot_eager,export_strict,exp
 def _run(project, cases: str):
     project.makepyfile(gated_cases=cases)
     project.makeini("[pytest]\ncompat_cases = gated_cases\n")
-    project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "test_fuzz.py", "--compat-accept",
-                                 f"--compat-stages={STAGES}", "--compat-results=r.json")
+    project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "test_fuzz.py",
+        "--compat-accept",
+        f"--compat-stages={STAGES}",
+        "--compat-results=r.json",
+    )
     return json.loads((project.path / "r.json").read_text())
 
 
@@ -61,12 +68,20 @@ def test_without_its_domain_the_same_op_is_judged_on_inputs_it_was_never_written
 
 
 def _op(**tensor):
-    return Op(name="t_domain", doc="x", shipped=torch.exp, reference=torch.exp,
-              inputs=(Tensor("x", ("n",), **tensor),), dims=(Dim("n", example=64),))
+    return Op(
+        name="t_domain",
+        doc="x",
+        shipped=torch.exp,
+        reference=torch.exp,
+        inputs=(Tensor("x", ("n",), **tensor),),
+        dims=(Dim("n", example=64),),
+    )
 
 
-@pytest.mark.parametrize("domain, low, high", [("positive", 0, float("inf")), ("negative", -float("inf"), 0),
-                                               ("unit_interval", 0, 1), ((2.0, 3.0), 2, 3)])
+@pytest.mark.parametrize(
+    "domain, low, high",
+    [("positive", 0, float("inf")), ("negative", -float("inf"), 0), ("unit_interval", 0, 1), ((2.0, 3.0), 2, 3)],
+)
 def test_the_matrix_and_the_fuzz_tests_draw_inside_a_declared_domain(domain, low, high):
     op = _op(domain=domain)
     (x,) = make_inputs(op, {"n": 64}, "float32", "cpu")
@@ -79,15 +94,23 @@ def test_the_matrix_and_the_fuzz_tests_draw_inside_a_declared_domain(domain, low
 def test_a_bad_domain_or_a_scalar_given_its_choices_by_position_is_the_declarations_fault():
     with pytest.raises(RegistryError, match="domain 'positve' is none of positive, negative, unit_interval"):
         _op(domain="positve")
-    with pytest.raises(DeclarationError, match=r"Scalar\('g', \.\.\.\) declared in tests\.test_real_libraries: "
-                                               r"type=\(0\.5,\) is not a type.*choices=\(\.\.\.\)"):
+    with pytest.raises(
+        DeclarationError,
+        match=r"Scalar\('g', \.\.\.\) declared in tests\.test_real_libraries: "
+        r"type=\(0\.5,\) is not a type.*choices=\(\.\.\.\)",
+    ):
         Scalar("g", 1.0, (0.5,))
 
 
 def test_an_input_left_out_is_no_tensor_of_the_model_and_is_passed_as_none():
-    op = Op(name="t_left_out", doc="x", shipped=torch.relu, reference=torch.relu,
-            inputs=(Tensor("x", ("n",)), Tensor("state", ("n",), optional=True, passed=False, keyword=True)),
-            dims=(Dim("n", example=4),))
+    op = Op(
+        name="t_left_out",
+        doc="x",
+        shipped=torch.relu,
+        reference=torch.relu,
+        inputs=(Tensor("x", ("n",)), Tensor("state", ("n",), optional=True, passed=False, keyword=True)),
+        dims=(Dim("n", example=4),),
+    )
     assert [t.name for t in op.tensors] == ["x"] and op.variants() == [{"x": op.variants()[0]["x"], "state": None}]
     seen = []
     op.call(lambda *a, **k: seen.append((a, k)) or a[0], torch.ones(4), None)

@@ -48,8 +48,15 @@ def test_every_kernel_runs_every_dtype_and_every_style_some_kernel():
 
 
 def test_selection_restricts_each_axis():
-    cells = matrix({"kernel": ["silu"], "style": ["triton_op"], "stage": ["eager", "aoti_strict"],
-                    "dtype": ["bfloat16"], "device": ["cuda"]})
+    cells = matrix(
+        {
+            "kernel": ["silu"],
+            "style": ["triton_op"],
+            "stage": ["eager", "aoti_strict"],
+            "dtype": ["bfloat16"],
+            "device": ["cuda"],
+        }
+    )
     # AOTI stages first: their long builds start while the rest runs.
     assert [c.id for c in cells] == ["silu-triton_op-aoti_strict-bfloat16-cuda", "silu-triton_op-eager-bfloat16-cuda"]
 
@@ -61,8 +68,11 @@ def test_names_use_no_separator_and_ids_read_well():
 
 
 def test_unknown_names_list_the_valid_ones():
-    with pytest.raises(RegistryError, match=r"--compat-styles: unknown style name\(s\) 'jit'; valid style names: "
-                                            r"raw_jit, wrap_triton, triton_op"):
+    with pytest.raises(
+        RegistryError,
+        match=r"--compat-styles: unknown style name\(s\) 'jit'; valid style names: "
+        r"raw_jit, wrap_triton, triton_op",
+    ):
         check_names("style", ["jit"], "--compat-styles")
 
 
@@ -114,10 +124,13 @@ def test_a_stage_narrowed_to_dtypes_or_devices_says_so_instead_of_skipping():
     from compat.matrix.stages import ONE_DTYPE
 
     assert STAGES["compile_max_autotune"].dtypes == ONE_DTYPE
-    assert "runs float32 only" in why_not_applicable(Cell("silu", "triton_op", "compile_max_autotune", "float16", "cuda"))
+    assert "runs float32 only" in why_not_applicable(
+        Cell("silu", "triton_op", "compile_max_autotune", "float16", "cuda")
+    )
     assert why_not_applicable(Cell("silu", "triton_op", "compile_max_autotune", "float32", "cuda")) is None
     assert "applies to cuda only" in why_not_applicable(
-        Cell("silu", "triton_op", "compile_cudagraphs", "float32", "cpu_interpret"))
+        Cell("silu", "triton_op", "compile_cudagraphs", "float32", "cpu_interpret")
+    )
     assert STAGES["aoti_legacy_nonstrict"].packaged and STAGES["aoti_legacy_nonstrict"].group == "AOTI"
     assert STAGES["export_static_strict"].group == "export" and not STAGES["export_static_strict"].fuzzed
 
@@ -132,7 +145,14 @@ def test_autotune_styles_that_name_written_pointers_apply_to_in_place_kernels_on
 
 
 def test_ids_that_differ_in_the_dtype_only_are_spelled_once():
-    ids = ["silu-triton_op-eager-bfloat16-cuda", "silu-raw_jit-eager-float32-cuda", "silu-triton_op-eager-float32-cuda",
-           "silu-triton_op-aoti_strict-float32-cuda"]
-    assert dtypes_braced(ids) == ["silu-triton_op-eager-{bfloat16,float32}-cuda", "silu-raw_jit-eager-float32-cuda",
-                                  "silu-triton_op-aoti_strict-float32-cuda"]
+    ids = [
+        "silu-triton_op-eager-bfloat16-cuda",
+        "silu-raw_jit-eager-float32-cuda",
+        "silu-triton_op-eager-float32-cuda",
+        "silu-triton_op-aoti_strict-float32-cuda",
+    ]
+    assert dtypes_braced(ids) == [
+        "silu-triton_op-eager-{bfloat16,float32}-cuda",
+        "silu-raw_jit-eager-float32-cuda",
+        "silu-triton_op-aoti_strict-float32-cuda",
+    ]

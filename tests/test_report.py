@@ -34,10 +34,12 @@ def test_markdown_has_header_legend_table_words_and_notes():
     assert "✅ passes" in md and "❗ differs from its expectation" in md
     # A column per stage group, counting verdicts; each row's stages one click away.
     assert "| `raw_jit` · cuda | [✅1](#row-raw-jit-cuda) | [✅1 ❌1](#row-raw-jit-cuda) |" in md
-    assert "- export: `export_nonstrict`: ❌ [1](#note-1)" in md[md.index('<a id="row-raw-jit-cuda">'):]
-    assert "`raw_jit` on cuda: **eager & compile**: works in every eager & compile stage run (eager). **export**: " \
-           "works in export_strict; fails in export_nonstrict. Instead: use triton_op + wrap_triton." in md
-    note = md[md.index('<a id="note-1">'):]
+    assert "- export: `export_nonstrict`: ❌ [1](#note-1)" in md[md.index('<a id="row-raw-jit-cuda">') :]
+    assert (
+        "`raw_jit` on cuda: **eager & compile**: works in every eager & compile stage run (eager). **export**: "
+        "works in export_strict; fails in export_nonstrict. Instead: use triton_op + wrap_triton." in md
+    )
+    note = md[md.index('<a id="note-1">') :]
     assert "RuntimeError Cannot access data pointer" in note and "why: fake data_ptr" in note
     assert "provenance: measured: torch 2.11.0+cu130, triton 3.6.0, NVIDIA H100 80GB HBM3, 2026-11-22" in note
 
@@ -61,24 +63,40 @@ def test_a_clear_refusal_of_some_layouts_stays_a_pass_with_the_refusal_noted():
     passing = cell("compile_inductor", "passed", style="custom_op")
     v = verdicts.of_cell(passing, fuzz(passing, "passed", refused=["strided", "transposed"]))
     assert v.works and v.refuses == ("strided", "transposed") and v.label == "pass†"
-    assert ("refuses", "strided: AssertionError: Input tensor must be contiguous; transposed: AssertionError: Input "
-                       "tensor must be contiguous") in v.evidence
+    assert (
+        "refuses",
+        "strided: AssertionError: Input tensor must be contiguous; transposed: AssertionError: Input "
+        "tensor must be contiguous",
+    ) in v.evidence
     md = all_markdown(doc([passing], fuzz_records=[fuzz(passing, "passed", refused=["strided"])]), "r.json")
     assert "✅† [1](#note-1)" in md and "refuses strided" in md
 
 
 def test_dtypes_fold_where_they_agree_and_split_where_they_differ():
     cells = [cell("eager", "passed", dtype=d) for d in ("bfloat16", "float16", "float32")]
-    cells += [cell("export_nonstrict", "failed", dtype=d, error="RuntimeError", message=DATA_PTR, reason="fake",
-                   rewrite="use triton_op") for d in ("bfloat16", "float16")]
+    cells += [
+        cell(
+            "export_nonstrict",
+            "failed",
+            dtype=d,
+            error="RuntimeError",
+            message=DATA_PTR,
+            reason="fake",
+            rewrite="use triton_op",
+        )
+        for d in ("bfloat16", "float16")
+    ]
     cells.append(cell("export_nonstrict", "passed", dtype="float32"))
     docs = report.Docs(doc(cells))
     (row,) = docs.rows
     assert [e.dtypes for e in row.entries("eager")] == [None]
     assert [(e.dtypes, e.kind) for e in row.entries("export_nonstrict")] == [
-        (("bfloat16", "float16"), "fails"), (("float32",), "passes")]
-    assert row.sentence("export", docs.stages) == ("works in export_nonstrict (float32); fails in export_nonstrict "
-                                                   "(bfloat16, float16). Instead: use triton_op.")
+        (("bfloat16", "float16"), "fails"),
+        (("float32",), "passes"),
+    ]
+    assert row.sentence("export", docs.stages) == (
+        "works in export_nonstrict (float32); fails in export_nonstrict (bfloat16, float16). Instead: use triton_op."
+    )
     assert row.sentence("eager & compile", docs.stages) == "works in every eager & compile stage run (eager)."
     assert "- export: `export_nonstrict`: bf16/f16 ❌ [1](#note-1), f32 ✅" in all_markdown(doc(cells), "r.json")
 
@@ -87,15 +105,38 @@ def _capabilities_doc():
     """triton_op: everything but gradients, its AOTI package wrong on views; register_autograd: everything."""
     cells = []
     for style in ("triton_op", "register_autograd"):
-        for stage in ("eager", "compile_eager", "compile_aot_eager", "compile_inductor", "compile_backward",
-                      "export_strict", "export_nonstrict", "aoti_strict", "aoti_nonstrict"):
+        for stage in (
+            "eager",
+            "compile_eager",
+            "compile_aot_eager",
+            "compile_inductor",
+            "compile_backward",
+            "export_strict",
+            "export_nonstrict",
+            "aoti_strict",
+            "aoti_nonstrict",
+        ):
             ok = not (style == "triton_op" and stage == "compile_backward")
-            cells.append(cell(stage, "passed" if ok else "failed", style=style, error=None if ok else "RuntimeError",
-                              message=None if ok else "no autograd", reason=None if ok else "no backward",
-                              rewrite=None if ok else "register_autograd"))
-    records = [fuzz(c, "mismatch" if c["axes"]["stage"] == "aoti_nonstrict" and c["axes"]["style"] == "triton_op"
-                    else "passed", refused=["strided"] if c["axes"]["stage"] == "aoti_strict" else None)
-               for c in cells if c["outcome"]["kind"] == "passed"]
+            cells.append(
+                cell(
+                    stage,
+                    "passed" if ok else "failed",
+                    style=style,
+                    error=None if ok else "RuntimeError",
+                    message=None if ok else "no autograd",
+                    reason=None if ok else "no backward",
+                    rewrite=None if ok else "register_autograd",
+                )
+            )
+    records = [
+        fuzz(
+            c,
+            "mismatch" if c["axes"]["stage"] == "aoti_nonstrict" and c["axes"]["style"] == "triton_op" else "passed",
+            refused=["strided"] if c["axes"]["stage"] == "aoti_strict" else None,
+        )
+        for c in cells
+        if c["outcome"]["kind"] == "passed"
+    ]
     return doc(cells, fuzz_records=records)
 
 
@@ -103,8 +144,10 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     d = _capabilities_doc()
     data = recommend.table(d, verdicts.of_doc(d))
     first = recommend.evaluate(data, ["export_nonstrict", "aoti"])
-    assert [(a.style, a.level) for a in first] == [("register_autograd", recommend.MEETS),
-                                                   ("triton_op", recommend.CONTIGUOUS_ONLY)]
+    assert [(a.style, a.level) for a in first] == [
+        ("register_autograd", recommend.MEETS),
+        ("triton_op", recommend.CONTIGUOUS_ONLY),
+    ]
     answer = recommend.evaluate(data, ["gradients"])[1]
     assert answer.style == "triton_op" and answer.missing[0]["stage"] == "compile_backward"
     assert answer.missing[0]["instead"] == {"silu": "register_autograd"}
@@ -114,15 +157,25 @@ def test_the_recommendation_follows_the_capabilities_and_the_export_mode():
     # Strided inputs: a refusal does not count as working.
     strided = {a.style: a for a in recommend.evaluate(data, ["export_strict", "aoti", "strided"])}
     assert strided["register_autograd"].level == recommend.MISSES
-    assert strided["register_autograd"].missing[0] == {"stage": "aoti_strict", "capability": "strided", "ran": 1,
-                                                       "works": 1, "instead": {}, "failing": [], "views": True,
-                                                       "silent": [], "errors": []}
+    assert strided["register_autograd"].missing[0] == {
+        "stage": "aoti_strict",
+        "capability": "strided",
+        "ran": 1,
+        "works": 1,
+        "instead": {},
+        "failing": [],
+        "views": True,
+        "silent": [],
+        "errors": [],
+    }
     # A pass whose fuzz test has not run ranks below every fuzz-verified answer, one for contiguous inputs included:
     # evidence before its absence.
     d["fuzz"] = [f for f in d["fuzz"] if f["id"] != "silu-register_autograd-aoti_nonstrict-bfloat16-cuda"]
     data = recommend.table(d, verdicts.of_doc(d))
     assert [(a.style, a.level) for a in recommend.evaluate(data, ["export_nonstrict", "aoti"])] == [
-        ("triton_op", recommend.CONTIGUOUS_ONLY), ("register_autograd", recommend.UNFUZZED)]
+        ("triton_op", recommend.CONTIGUOUS_ONLY),
+        ("register_autograd", recommend.UNFUZZED),
+    ]
 
 
 def test_ranking_puts_the_canonical_style_before_its_variant_at_equal_evidence():
@@ -130,8 +183,10 @@ def test_ranking_puts_the_canonical_style_before_its_variant_at_equal_evidence()
     although the variant works at more stages; the answer names a variant by its canonical style first."""
     data = recommend.table(_capabilities_doc(), verdicts.of_doc(_capabilities_doc()))
     ranked = recommend.evaluate(data, ["aoti"])
-    assert [(a.style, a.level) for a in ranked] == [("triton_op", recommend.MEETS),
-                                                    ("register_autograd", recommend.MEETS)]
+    assert [(a.style, a.level) for a in ranked] == [
+        ("triton_op", recommend.MEETS),
+        ("register_autograd", recommend.MEETS),
+    ]
     assert ranked[1].breadth > ranked[0].breadth
     assert recommend.named(ranked[1]) == "`triton_op` (variant `register_autograd`, strict export)"
     assert recommend.answers(data)[0].startswith("**inference under torch.compile**: use `triton_op`, does it")
@@ -139,27 +194,53 @@ def test_ranking_puts_the_canonical_style_before_its_variant_at_equal_evidence()
 
 def test_each_failing_kernel_gets_its_own_instead():
     cells = [cell("eager", "passed", style="triton_op", kernel=k) for k in ("silu", "rms_norm", "matmul")]
-    cells += [cell("compile_backward", "failed", style="triton_op", kernel=k, error="RuntimeError", message="x",
-                   reason="r", rewrite=r) for k, r in (("silu", "register_autograd"), ("rms_norm", "register_autograd"),
-                                                       ("matmul", "an autograd.Function"))]
+    cells += [
+        cell(
+            "compile_backward",
+            "failed",
+            style="triton_op",
+            kernel=k,
+            error="RuntimeError",
+            message="x",
+            reason="r",
+            rewrite=r,
+        )
+        for k, r in (
+            ("silu", "register_autograd"),
+            ("rms_norm", "register_autograd"),
+            ("matmul", "an autograd.Function"),
+        )
+    ]
     data = recommend.table(doc(cells), verdicts.of_doc(doc(cells)))
     (answer,) = recommend.evaluate(data, ["gradients"])
     assert recommend.describe_missing(answer) == (
         "`compile_backward` works in 0 of 3 cells, not for matmul (instead: an autograd.Function); rms_norm, silu "
-        "(instead: register_autograd)")
-    assert "`triton_op` does not (fails for matmul (instead: an autograd.Function); rms_norm, silu (instead: " \
-           "register_autograd))" in recommend.answers(data)[1]
+        "(instead: register_autograd)"
+    )
+    assert (
+        "`triton_op` does not (fails for matmul (instead: an autograd.Function); rms_norm, silu (instead: "
+        "register_autograd))" in recommend.answers(data)[1]
+    )
 
 
 def test_one_sentence_says_when_no_package_passed_its_fuzz_test_on_views():
-    cells = [cell(stage, "passed", style=style) for style in ("triton_op", "custom_op")
-             for stage in ("eager", "export_nonstrict", "aoti_nonstrict", "aoti_cpp_nonstrict")]
-    wrong = [fuzz(c, "mismatch") if c["axes"]["stage"] == "aoti_nonstrict" and c["axes"]["style"] == "triton_op"
-             else fuzz(c, "passed", refused=["strided"]) for c in cells if c["axes"]["stage"] != "aoti_cpp_nonstrict"]
+    cells = [
+        cell(stage, "passed", style=style)
+        for style in ("triton_op", "custom_op")
+        for stage in ("eager", "export_nonstrict", "aoti_nonstrict", "aoti_cpp_nonstrict")
+    ]
+    wrong = [
+        fuzz(c, "mismatch")
+        if c["axes"]["stage"] == "aoti_nonstrict" and c["axes"]["style"] == "triton_op"
+        else fuzz(c, "passed", refused=["strided"])
+        for c in cells
+        if c["axes"]["stage"] != "aoti_cpp_nonstrict"
+    ]
     data = recommend.table(doc(cells, fuzz_records=wrong), verdicts.of_doc(doc(cells, fuzz_records=wrong)))
     assert recommend.packages_on_views(data) == (
         "**Non-contiguous inputs to an AOTInductor package**: none of the 2 packages fuzzed here, of any style, took "
-        f"every non-contiguous layout and gave eager's values; {recommend.CONTIGUOUS_CAVEAT}.")
+        f"every non-contiguous layout and gave eager's values; {recommend.CONTIGUOUS_CAVEAT}."
+    )
     assert recommend.answers(data)[-1] == recommend.packages_on_views(data)
     # One package that took every layout: no such sentence.
     right = [fuzz(c, "passed") for c in cells if c["axes"]["stage"] != "aoti_cpp_nonstrict"]
@@ -168,8 +249,18 @@ def test_one_sentence_says_when_no_package_passed_its_fuzz_test_on_views():
 
 
 def test_unexpected_cells_are_marked_everywhere():
-    d = doc([cell("eager", "crashed", error="SIGSEGV", message="killed by SIGSEGV during aoti_load",
-                  verdict="outcome changed", remedy="LD_PRELOAD=...")])
+    d = doc(
+        [
+            cell(
+                "eager",
+                "crashed",
+                error="SIGSEGV",
+                message="killed by SIGSEGV during aoti_load",
+                verdict="outcome changed",
+                remedy="LD_PRELOAD=...",
+            )
+        ]
+    )
     assert "❗💥" in all_markdown(d, "r.json")
     assert 'class="v crashed unexpected"' in all_html(d, "r.json")
     lines = summary_lines(d, "r.json")
@@ -218,7 +309,8 @@ def test_committed_docs_match_the_results_they_name(monkeypatch):
     source = re.search(r"Generated by `python -m compat report (\S+)`", md).group(1)
     for name, text in render_docs(source).items():
         assert (ROOT / "docs" / name).read_text() == text, (
-            f"docs/{name} is out of sync with {source}: run `python -m compat report {source} --out-dir docs`")
+            f"docs/{name} is out of sync with {source}: run `python -m compat report {source} --out-dir docs`"
+        )
 
 
 def test_the_committed_docs_fit_github():
@@ -230,8 +322,12 @@ def test_the_committed_docs_fit_github():
     assert pages and all(f"]({report.KERNEL_PAGES}/{p.name})" in index.read_text() for p in pages)
     html_pages = list((ROOT / "docs" / report.KERNEL_PAGES).glob("*.html"))
     assert {p.stem for p in html_pages} == {p.stem for p in pages}
-    generated = [p for folder in (ROOT / "docs", *ROOT.glob("examples/*/docs")) for p in folder.rglob("*")
-                 if p.suffix in (".md", ".html")]
+    generated = [
+        p
+        for folder in (ROOT / "docs", *ROOT.glob("examples/*/docs"))
+        for p in folder.rglob("*")
+        if p.suffix in (".md", ".html")
+    ]
     assert not [(p.name, p.stat().st_size) for p in generated if p.stat().st_size > 500_000]
 
 
@@ -254,8 +350,11 @@ def test_the_committed_docs_never_show_a_fuzz_proven_wrong_cell_as_working(monke
         # contiguous input.
         for answer in full + unfuzzed + contiguous:
             relied = {(answer.style, stage, docs.recommend["device"]) for stage in answer.stages}
-            proven = [cid for cid in wrong if style_of[cid] in relied
-                      and (answer not in contiguous or _example_layout(d, cid) == "contiguous")]
+            proven = [
+                cid
+                for cid in wrong
+                if style_of[cid] in relied and (answer not in contiguous or _example_layout(d, cid) == "contiguous")
+            ]
             assert not proven, (question, answer.style, proven)
 
 
@@ -306,19 +405,30 @@ def test_a_pass_whose_fuzz_test_did_not_run_says_so():
 
 
 def test_styles_are_grouped_by_family_and_a_partial_stage_names_the_kernels_it_fails_for():
-    cells = [cell(st, "passed", style="triton_op", kernel=k) for k in ("silu", "matmul") for st in ("eager",
-                                                                                               "export_strict")]
+    cells = [
+        cell(st, "passed", style="triton_op", kernel=k) for k in ("silu", "matmul") for st in ("eager", "export_strict")
+    ]
     cells += [cell("eager", "passed", kernel=k) for k in ("silu", "matmul")]
-    cells += [cell("export_strict", "passed", kernel="silu"),
-              cell("export_strict", "failed", kernel="matmul", error="RuntimeError", message=DATA_PTR, reason="fake",
-                   rewrite="use triton_op")]
+    cells += [
+        cell("export_strict", "passed", kernel="silu"),
+        cell(
+            "export_strict",
+            "failed",
+            kernel="matmul",
+            error="RuntimeError",
+            message=DATA_PTR,
+            reason="fake",
+            rewrite="use triton_op",
+        ),
+    ]
     docs = report.Docs(doc(cells))
     assert [r.style for r in docs.rows if r.kernel == "silu"] == ["triton_op", "raw_jit"]  # registration first
     lines = {line.style: line for line in docs.style_lines()}
     assert [line.family for line in docs.style_lines()] == ["registration", "launch idiom"]
     assert lines["triton_op"].text() == "works in eager, export_strict."
-    assert lines["raw_jit"].text() == ("works in eager; works except for some kernels in export_strict (not matmul). "
-                                       "Instead: use triton_op.")
+    assert lines["raw_jit"].text() == (
+        "works in eager; works except for some kernels in export_strict (not matmul). Instead: use triton_op."
+    )
     md = all_markdown(doc(cells), "r.json")
     assert "### launch idiom" in md and "| **registration** |" in md
     assert '<tr class="family">' in all_html(doc(cells), "r.json")
@@ -355,20 +465,33 @@ def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide
 def test_an_answer_says_fails_silently_wrong_and_wrong_on_views_apart_per_kernel():
     """triton_op misses the compile goal for three kernels, each its own way: an error, wrong values without one,
     and wrong values on a non-contiguous input only (the fuzz tests'); raw_jit does it."""
-    cells = [cell("compile_inductor", "failed", style="triton_op", kernel="matmul", error="RuntimeError",
-                  message="boom"),
-             cell("compile_inductor", "mismatch", style="triton_op", kernel="silu_tma"),
-             cell("compile_inductor", "passed", style="triton_op", kernel="silu"),
-             cell("compile_inductor", "passed", style="triton_op", kernel="rms_norm"),
-             *(cell(stage, "passed", style=s, kernel=k) for s in ("raw_jit", "triton_op")
-               for k in ("matmul", "silu_tma", "silu", "rms_norm")
-               for stage in ("compile_eager", "compile_aot_eager")),
-             *(cell("compile_inductor", "passed", style="raw_jit", kernel=k)
-               for k in ("matmul", "silu_tma", "silu", "rms_norm"))]
-    fuzzed = [fuzz(c, "mismatch", layout="transposed") if c["id"] == "silu-triton_op-compile_inductor-bfloat16-cuda"
-              else fuzz(c, "passed") for c in cells if c["outcome"]["kind"] == "passed"]
+    cells = [
+        cell("compile_inductor", "failed", style="triton_op", kernel="matmul", error="RuntimeError", message="boom"),
+        cell("compile_inductor", "mismatch", style="triton_op", kernel="silu_tma"),
+        cell("compile_inductor", "passed", style="triton_op", kernel="silu"),
+        cell("compile_inductor", "passed", style="triton_op", kernel="rms_norm"),
+        *(
+            cell(stage, "passed", style=s, kernel=k)
+            for s in ("raw_jit", "triton_op")
+            for k in ("matmul", "silu_tma", "silu", "rms_norm")
+            for stage in ("compile_eager", "compile_aot_eager")
+        ),
+        *(
+            cell("compile_inductor", "passed", style="raw_jit", kernel=k)
+            for k in ("matmul", "silu_tma", "silu", "rms_norm")
+        ),
+    ]
+    fuzzed = [
+        fuzz(c, "mismatch", layout="transposed")
+        if c["id"] == "silu-triton_op-compile_inductor-bfloat16-cuda"
+        else fuzz(c, "passed")
+        for c in cells
+        if c["outcome"]["kind"] == "passed"
+    ]
     d = doc(cells, fuzz_records=fuzzed)
     line = recommend.answers(recommend.table(d, verdicts.of_doc(d)))[0]
     assert line.startswith("**inference under torch.compile**: use `raw_jit`")
-    assert ("`triton_op` does not (fails for matmul; silently wrong for silu_tma; wrong on non-contiguous inputs "
-            "only for silu (instead: pass contiguous inputs); works for the others)") in line
+    assert (
+        "`triton_op` does not (fails for matmul; silently wrong for silu_tma; wrong on non-contiguous inputs "
+        "only for silu (instead: pass contiguous inputs); works for the others)"
+    ) in line

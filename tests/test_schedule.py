@@ -10,7 +10,11 @@ SELECT = {"kernel": ["silu", "axpy_inplace"], "device": ["cuda"], "dtype": ["flo
 def test_a_group_without_a_record_weighs_the_median_of_its_kind():
     recorded = {"probe-a": 10.0, "probe-b": 30.0, "probe-c": 20.0, "build-a": 4.0}
     assert schedule.weights(["probe-a", "probe-z", "build-z", "fuzz-z"], recorded) == {
-        "probe-a": 10.0, "probe-z": 20.0, "build-z": 4.0, "fuzz-z": 0.0}
+        "probe-a": 10.0,
+        "probe-z": 20.0,
+        "build-z": 4.0,
+        "fuzz-z": 0.0,
+    }
     assert schedule.longest_first({"a": 1.0, "b": 3.0, "c": 3.0}) == ["b", "c", "a"]
 
 
@@ -30,8 +34,9 @@ def test_without_recorded_seconds_shards_balance_the_cells():
     dealt = schedule.shards(matrix(SELECT), {}, 4)
     sizes = [len(shard) for shard in dealt]
     assert min(sizes) > 0 and max(sizes) - min(sizes) <= max(
-        sum(1 for c in matrix(SELECT) if shared_group(c, "cells") == g) for g in {shared_group(c, "cells")
-                                                                                   for c in matrix(SELECT)})
+        sum(1 for c in matrix(SELECT) if shared_group(c, "cells") == g)
+        for g in {shared_group(c, "cells") for c in matrix(SELECT)}
+    )
 
 
 def test_the_devices_where_inductor_compiles_cpu_kernels_are_the_cpu_devices():

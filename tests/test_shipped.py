@@ -34,12 +34,20 @@ ROWS = Dim("rows", example=4, checks=(1, 3), max=8)
 
 
 def test_choices_are_variants_every_stage_runs_the_defaults_first():
-    k = Kernel(name="t_variants", doc="choices", jit=silu_kernel, launch=launch_silu,
-               reference=lambda x, bias, mode, offset: x,
-               inputs=(Tensor("x", ("rows",)), Tensor("bias", ("rows",), optional=True),
-                       Scalar("mode", "plain", choices=("fused",)),
-                       OneOf("offset", Scalar("offset", 0), Tensor("offset", ("rows",), dtype="int32"))),
-               dims=(ROWS,))
+    k = Kernel(
+        name="t_variants",
+        doc="choices",
+        jit=silu_kernel,
+        launch=launch_silu,
+        reference=lambda x, bias, mode, offset: x,
+        inputs=(
+            Tensor("x", ("rows",)),
+            Tensor("bias", ("rows",), optional=True),
+            Scalar("mode", "plain", choices=("fused",)),
+            OneOf("offset", Scalar("offset", 0), Tensor("offset", ("rows",), dtype="int32")),
+        ),
+        dims=(ROWS,),
+    )
     variants = k.variants()
     assert len(variants) == 2 * 2 * 2
     assert variants[0] == {"x": GIVEN, "bias": GIVEN, "mode": "plain", "offset": 0}  # the defaults first
@@ -50,8 +58,14 @@ def test_choices_are_variants_every_stage_runs_the_defaults_first():
 
 
 def test_a_union_keeps_out_the_styles_that_register_an_op_and_says_why():
-    k = Kernel(name="t_union", doc="a union", jit=silu_kernel, launch=launch_silu, reference=lambda x, offset: x,
-               inputs=(Tensor("x"), OneOf("offset", Scalar("offset", 0), Tensor("offset", dtype="int32"))))
+    k = Kernel(
+        name="t_union",
+        doc="a union",
+        jit=silu_kernel,
+        launch=launch_silu,
+        reference=lambda x, offset: x,
+        inputs=(Tensor("x"), OneOf("offset", Scalar("offset", 0), Tensor("offset", dtype="int32"))),
+    )
     assert "schema" not in k.features()
     assert STYLES["triton_op"].why_not(k) == "an argument is a union (OneOf), which no torch.library schema can declare"
     assert STYLES["raw_jit"].why_not(k) is None
@@ -59,20 +73,31 @@ def test_a_union_keeps_out_the_styles_that_register_an_op_and_says_why():
 
 def test_a_declared_choice_must_have_the_scalars_type():
     with pytest.raises(RegistryError, match="choices \\(1, 'two'\\) are not all int"):
-        Kernel(name="t_bad", doc="bad", jit=silu_kernel, launch=launch_silu, reference=lambda x, n: x,
-               inputs=(Tensor("x"), Scalar("n", 1, choices=("two",))))
+        Kernel(
+            name="t_bad",
+            doc="bad",
+            jit=silu_kernel,
+            launch=launch_silu,
+            reference=lambda x, n: x,
+            inputs=(Tensor("x"), Scalar("n", 1, choices=("two",))),
+        )
 
 
 def test_explicit_autotune_configs_keep_their_own_warps_and_stages():
-    configs = (triton.Config({"BLOCK_SIZE": 256}, num_warps=2, num_stages=2),
-               triton.Config({"BLOCK_SIZE": 1024}, num_warps=8, num_stages=4))
+    configs = (
+        triton.Config({"BLOCK_SIZE": 256}, num_warps=2, num_stages=2),
+        triton.Config({"BLOCK_SIZE": 1024}, num_warps=8, num_stages=4),
+    )
     tunable = Tunable(configs=configs, key=("n_elements",), threshold=4096)
     made = tunable.triton_configs()
-    assert [(c.kwargs, c.num_warps, c.num_stages) for c in made] == [({"BLOCK_SIZE": 256}, 2, 2),
-                                                                     ({"BLOCK_SIZE": 1024}, 8, 4)]
+    assert [(c.kwargs, c.num_warps, c.num_stages) for c in made] == [
+        ({"BLOCK_SIZE": 256}, 2, 2),
+        ({"BLOCK_SIZE": 1024}, 8, 4),
+    ]
     assert tunable.names == ("BLOCK_SIZE",) and tunable.smallest() == {"BLOCK_SIZE": 256}
-    Kernel(name="t_configs", doc="configs", jit=silu_kernel, launch=launch_silu, reference=silu_reference,
-           tunable=tunable)  # a declaration that names them is valid
+    Kernel(
+        name="t_configs", doc="configs", jit=silu_kernel, launch=launch_silu, reference=silu_reference, tunable=tunable
+    )  # a declaration that names them is valid
 
 
 def test_register_autograd_declares_what_the_backward_writes_and_hands_it_what_the_forward_saved():
@@ -83,16 +108,30 @@ def test_register_autograd_declares_what_the_backward_writes_and_hands_it_what_t
         a.copy_(grad * b)  # written into its argument, as Liger-Kernel's SwiGLU backward does
         return a, grad * saved
 
-    k = Kernel(name="t_writes", doc="a backward that writes", jit=silu_kernel, launch=launch,
-               reference=lambda a, b: a * b, inputs=(Tensor("a"), Tensor("b")), saved=("saved",),
-               backward=Backward(silu_kernel, backward, mutates=("a",)))
+    k = Kernel(
+        name="t_writes",
+        doc="a backward that writes",
+        jit=silu_kernel,
+        launch=launch,
+        reference=lambda a, b: a * b,
+        inputs=(Tensor("a"), Tensor("b")),
+        saved=("saved",),
+        backward=Backward(silu_kernel, backward, mutates=("a",)),
+    )
     STYLES["register_autograd"].build(k)
     schema = str(torch.ops.compat.t_writes_register_autograd_backward.default._schema)
     assert "Tensor(a0!) a" in schema and "Tensor saved" in schema and "Tensor grad_out" in schema
     assert str(torch.ops.compat.t_writes_register_autograd.default._schema).endswith("-> (Tensor, Tensor)")
     with pytest.raises(RegistryError, match="the backward mutates \\['c'\\], which are not among its arguments"):
-        Kernel(name="t_writes_bad", doc="bad", jit=silu_kernel, launch=launch, reference=lambda a, b: a,
-               inputs=(Tensor("a"), Tensor("b")), backward=Backward(silu_kernel, backward, mutates=("c",)))
+        Kernel(
+            name="t_writes_bad",
+            doc="bad",
+            jit=silu_kernel,
+            launch=launch,
+            reference=lambda a, b: a,
+            inputs=(Tensor("a"), Tensor("b")),
+            backward=Backward(silu_kernel, backward, mutates=("c",)),
+        )
 
 
 def test_error_scale_takes_every_argument_of_the_op_scalars_too():
@@ -102,19 +141,35 @@ def test_error_scale_takes_every_argument_of_the_op_scalars_too():
         seen.append(scale)
         return (x.abs() * scale,)
 
-    k = Kernel(name="t_scale", doc="scaled", jit=silu_kernel, launch=launch_silu, reference=lambda x, scale: x,
-               inputs=(Tensor("x"), Scalar("scale", 2.0, choices=(3.0,))), error_scale=error_scale)
+    k = Kernel(
+        name="t_scale",
+        doc="scaled",
+        jit=silu_kernel,
+        launch=launch_silu,
+        reference=lambda x, scale: x,
+        inputs=(Tensor("x"), Scalar("scale", 2.0, choices=(3.0,))),
+        error_scale=error_scale,
+    )
     _, reference = pair(k, k.reference, "float32", "cpu", embedded=False)
     scales = error_scales(k, reference, (torch.ones(3),))
     assert seen == [2.0, 3.0] and [s.tolist() for s in scales] == [[2.0] * 3, [3.0] * 3]
 
 
 def test_a_shipped_module_and_its_reference_share_parameters_by_name_not_by_object():
-    op = Op(name="t_module", doc="a module", shipped=Module(torch.nn.Linear, 4, 4),
-            reference=lambda m, x: x @ m.weight.T + m.bias, inputs=(Tensor("x", ("rows", 4)),), dims=(ROWS,))
+    op = Op(
+        name="t_module",
+        doc="a module",
+        shipped=Module(torch.nn.Linear, 4, 4),
+        reference=lambda m, x: x @ m.weight.T + m.bias,
+        inputs=(Tensor("x", ("rows", 4)),),
+        dims=(ROWS,),
+    )
     model, reference = pair(op, op.shipped, "float32", "cpu")
-    assert dict(model.named_parameters()).keys() == dict(reference.named_parameters()).keys() == {
-        "module.weight", "module.bias"}
+    assert (
+        dict(model.named_parameters()).keys()
+        == dict(reference.named_parameters()).keys()
+        == {"module.weight", "module.bias"}
+    )
     assert all(p.abs().max() <= 1 for p in model.parameters())  # drawn uniform in [-1, 1] from the seed
     assert model.module.weight is not reference.module.weight
     x = torch.randn(3, 4)
@@ -122,6 +177,7 @@ def test_a_shipped_module_and_its_reference_share_parameters_by_name_not_by_obje
 
 
 # ---- the graph proof, for each kind an op is shipped as --------------------------------------------------------
+
 
 @triton.jit
 def _kernel(x_ptr, n, BLOCK: triton.language.constexpr):
@@ -134,9 +190,17 @@ def _graph(targets=(), kernels=()):
     for target in targets:
         graph.call_function(target, ())
     for kernel in kernels:
-        graph.call_function(triton_kernel_wrapper_mutation, (), {"kernel_idx": kernel_side_table.add_kernel(kernel),
-                                                                 "constant_args_idx": 0, "grid": [(1, 1, 1)],
-                                                                 "tma_descriptor_metadata": {}, "kwargs": {}})
+        graph.call_function(
+            triton_kernel_wrapper_mutation,
+            (),
+            {
+                "kernel_idx": kernel_side_table.add_kernel(kernel),
+                "constant_args_idx": 0,
+                "grid": [(1, 1, 1)],
+                "tma_descriptor_metadata": {},
+                "kwargs": {},
+            },
+        )
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
@@ -209,11 +273,22 @@ FAULTY_CELL = "faulty-as_shipped-eager-float32-cpu"
 def test_a_faulty_reference_is_a_harness_error_naming_the_declaration_never_an_outcome(project):
     project.makepyfile(faulty_cases=FAULTY)
     project.makeini("[pytest]\ncompat_cases = faulty_cases\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-accept",
-                                          "--compat-kernels=faulty", "--compat-stages=eager", "--compat-results=r.json")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "--compat-accept",
+        "--compat-kernels=faulty",
+        "--compat-stages=eager",
+        "--compat-results=r.json",
+    )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*HARNESS ERROR in {FAULTY_CELL}*DeclarationError: faulty_cases: op 'faulty': its "
-                                 "reference raised AttributeError*no_such_method*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*HARNESS ERROR in {FAULTY_CELL}*DeclarationError: faulty_cases: op 'faulty': its "
+            "reference raised AttributeError*no_such_method*"
+        ]
+    )
     doc = json.loads((project.path / "r.json").read_text())
     assert doc["cells"] == [] and [e["id"] for e in doc["harness_errors"]] == [FAULTY_CELL]
     assert not (project.path / "expectations.yaml").exists()  # nothing accepted
@@ -222,28 +297,45 @@ def test_a_faulty_reference_is_a_harness_error_naming_the_declaration_never_an_o
 def test_a_first_accept_creates_the_expectations_file_it_is_told_to_write(project):
     project.makepyfile(mine_cases=FAULTY.replace("x.no_such_method()", "torch.relu(x)"))
     project.makeini("[pytest]\ncompat_cases = mine_cases\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-accept",
-                                          "--compat-kernels=faulty", "--compat-stages=eager",
-                                          "--compat-expectations=gate/mine.yaml")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "--compat-accept",
+        "--compat-kernels=faulty",
+        "--compat-stages=eager",
+        "--compat-expectations=gate/mine.yaml",
+    )
     result.assert_outcomes(passed=1)
     rows = cell_view(yaml.safe_load((project.path / "gate" / "mine.yaml").read_text()), "test")["cells"]
     assert rows[FAULTY_CELL.replace("float32", "*")][0]["outcome"] == "passed"
 
 
-@pytest.mark.parametrize("reads", ["props = torch.cuda.get_device_properties(0)",
-                                   "DEVICE = triton.runtime.driver.active.get_active_torch_device()"])
+@pytest.mark.parametrize(
+    "reads",
+    ["props = torch.cuda.get_device_properties(0)", "DEVICE = triton.runtime.driver.active.get_active_torch_device()"],
+)
 def test_a_cases_module_that_reads_the_gpu_at_import_runs_with_forked_children(project, reads):
     """As Triton's tutorials do (on a machine without a GPU the call fails, which the module here ignores): the
     run finds that its import touches CUDA, its warm servers leave it to each child, which imports it after its
     fork; the default workers and children run it, and the children did import it."""
-    project.makepyfile(tutorial_cases=f"import os, pathlib, torch, triton\ntry:\n    {reads}\nexcept Exception:\n"
-                                      f"    pass\npathlib.Path('imported-by').joinpath(str(os.getpid())).touch()\n")
+    project.makepyfile(
+        tutorial_cases=f"import os, pathlib, torch, triton\ntry:\n    {reads}\nexcept Exception:\n"
+        f"    pass\npathlib.Path('imported-by').joinpath(str(os.getpid())).touch()\n"
+    )
     (project.path / "imported-by").mkdir()
     project.makeini("[pytest]\ncompat_cases = tutorial_cases compat.matrix.kernels\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json",
-                                          "--compat-kernels=silu", "--compat-styles=triton_op_cpu_fallback",
-                                          "--compat-stages=eager,compile_inductor", "--compat-devices=cpu",
-                                          "--compat-dtypes=float32")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "--compat-results=r.json",
+        "--compat-kernels=silu",
+        "--compat-styles=triton_op_cpu_fallback",
+        "--compat-stages=eager,compile_inductor",
+        "--compat-devices=cpu",
+        "--compat-dtypes=float32",
+    )
     result.assert_outcomes(passed=2)
     doc = json.loads((project.path / "r.json").read_text())
     assert doc["options"]["children"] == "forked"
@@ -255,22 +347,33 @@ def test_a_module_the_warm_server_imports_that_touches_cuda_is_named_with_the_fi
     """A warm server forks: an import of its that touches CUDA (one a cases module imports in turn, which the run
     did not see first) is refused, naming the module, where, and what to do."""
     (tmp_path / "gpu_reading_cases_for_test.py").write_text(
-        "import torch\ntry:\n    torch.cuda.get_device_properties(0)\nexcept Exception:\n    pass\n")
+        "import torch\ntry:\n    torch.cuda.get_device_properties(0)\nexcept Exception:\n    pass\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "gpu_reading_cases_for_test", raising=False)
-    with pytest.raises(CompatError, match="the warm server: importing 'gpu_reading_cases_for_test' (probes for a "
-                                          "GPU|initialises CUDA)") as refused:
+    with pytest.raises(
+        CompatError, match="the warm server: importing 'gpu_reading_cases_for_test' (probes for a GPU|initialises CUDA)"
+    ) as refused:
         import_cases(["gpu_reading_cases_for_test"], "the warm server")
     assert "name the module in compat_cases" in str(refused.value)
 
 
 def test_the_ini_says_children_start_fresh_and_a_cuda_reading_cases_module_then_runs(project):
-    project.makepyfile(tutorial_cases="import torch\ntry:\n    torch.cuda.get_device_properties(0)\n"
-                                      "except Exception:\n    pass\n")
+    project.makepyfile(
+        tutorial_cases="import torch\ntry:\n    torch.cuda.get_device_properties(0)\nexcept Exception:\n    pass\n"
+    )
     project.makeini("[pytest]\ncompat_cases = tutorial_cases compat.matrix.kernels\ncompat_children = fresh\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-results=r.json",
-                                          "--compat-kernels=silu", "--compat-styles=triton_op_cpu_fallback",
-                                          "--compat-stages=eager", "--compat-devices=cpu", "--compat-dtypes=float32")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "--compat-results=r.json",
+        "--compat-kernels=silu",
+        "--compat-styles=triton_op_cpu_fallback",
+        "--compat-stages=eager",
+        "--compat-devices=cpu",
+        "--compat-dtypes=float32",
+    )
     result.assert_outcomes(passed=1)
     assert json.loads((project.path / "r.json").read_text())["options"]["children"] == "fresh"
 
@@ -296,36 +399,62 @@ register_op(Op(name="mine_double", doc="a declared op", shipped=double, referenc
 def test_the_gate_fails_on_an_undeclared_op_of_a_namespace_it_must_cover(project):
     project.makepyfile(ns_cases=NAMESPACE)
     project.makeini("[pytest]\ncompat_cases = ns_cases\ncompat_require_declared = mine_ns\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", "--compat-accept",
-                                          "--compat-kernels=mine_double", "--compat-stages=eager")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "--compat-accept",
+        "--compat-kernels=mine_double",
+        "--compat-stages=eager",
+    )
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*compat_require_declared[[]mine_ns[]]*",
-                                 "*1 op(s) of 'mine_ns' have no declaration as shipped (compat.Op): mine_ns::unshipped*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*compat_require_declared[[]mine_ns[]]*",
+            "*1 op(s) of 'mine_ns' have no declaration as shipped (compat.Op): mine_ns::unshipped*",
+        ]
+    )
 
 
 def test_coverage_lists_the_examples_declared_and_undeclared_ops():
-    out = subprocess.run([sys.executable, "-m", "compat", "coverage", "my_kernels", "--fail-undeclared"],
-                         cwd=EXAMPLE, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [sys.executable, "-m", "compat", "coverage", "my_kernels", "--fail-undeclared"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 1, out.stderr
-    assert out.stdout.splitlines() == ["my_kernels::gelu_tanh  declared: my_gelu_tanh",
-                                       "my_kernels::rms_norm  declared: my_rms_norm",
-                                       "my_kernels::rms_norm_backward  UNDECLARED",
-                                       "my_kernels::scaled_add  declared: my_scaled_add",
-                                       "my_kernels: 3 of 4 ops declared"]
-    unknown = subprocess.run([sys.executable, "-m", "compat", "coverage", "no_such_ns"], cwd=EXAMPLE,
-                             capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.splitlines() == [
+        "my_kernels::gelu_tanh  declared: my_gelu_tanh",
+        "my_kernels::rms_norm  declared: my_rms_norm",
+        "my_kernels::rms_norm_backward  UNDECLARED",
+        "my_kernels::scaled_add  declared: my_scaled_add",
+        "my_kernels: 3 of 4 ops declared",
+    ]
+    unknown = subprocess.run(
+        [sys.executable, "-m", "compat", "coverage", "no_such_ns"],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert unknown.returncode == 2 and "no op is registered under no_such_ns" in unknown.stderr
 
 
 def test_every_kind_of_op_as_shipped_has_its_cells():
     """One op of each kind the issue names, each declared in examples/my_kernels (its own repository)."""
     env = {**os.environ, "PYTHONPATH": f"{EXAMPLE}{os.pathsep}{ROOT}", "TRITON_INTERPRET": "1"}
-    script = ("import my_kernels.cases\nfrom compat.matrix.cells import matrix\n"
-              "print(sorted({c.kernel for c in matrix({'style': ['as_shipped']})}))")
+    script = (
+        "import my_kernels.cases\nfrom compat.matrix.cells import matrix\n"
+        "print(sorted({c.kernel for c in matrix({'style': ['as_shipped']})}))"
+    )
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert out.stdout.strip().splitlines()[-1] == str(sorted(
-        ["my_rms_norm", "my_gelu_tanh", "my_scaled_add", "my_swish", "my_rms_norm_module", "my_bias_relu"]))
+    assert out.stdout.strip().splitlines()[-1] == str(
+        sorted(["my_rms_norm", "my_gelu_tanh", "my_scaled_add", "my_swish", "my_rms_norm_module", "my_bias_relu"])
+    )
 
 
 def test_a_style_that_wraps_a_kernel_never_applies_to_an_op_as_shipped_and_says_why():
@@ -333,4 +462,5 @@ def test_a_style_that_wraps_a_kernel_never_applies_to_an_op_as_shipped_and_says_
     assert STYLES["triton_op"].why_not(op).startswith("it is an op as shipped (compat.Op)")
     assert STYLES["as_shipped"].why_not(op) is None
     assert why_not_applicable(Cell("silu", "as_shipped", "eager", "float32", "cuda")).startswith(
-        "it is a bare Triton kernel")
+        "it is a bare Triton kernel"
+    )

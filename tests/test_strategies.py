@@ -44,8 +44,12 @@ def test_a_layout_changes_memory_never_values(ex, dtype):
     assert x.shape == ex.shape and x.dtype == getattr(torch, dtype)
     torch.testing.assert_close(x, flat, rtol=0, atol=0, equal_nan=True)
     rows, inner = math.prod(ex.shape[:-1]), ex.shape[-1]
-    scattered = {"contiguous": False, "transposed": rows > 1 and inner > 1 and ex.shape[-2] > 1,
-                 "sliced": rows > 1, "strided": ex.shape[0] > 1 and math.prod(ex.shape[1:]) > 0}[ex.layout]
+    scattered = {
+        "contiguous": False,
+        "transposed": rows > 1 and inner > 1 and ex.shape[-2] > 1,
+        "sliced": rows > 1,
+        "strided": ex.shape[0] > 1 and math.prod(ex.shape[1:]) > 0,
+    }[ex.layout]
     assert x.is_contiguous() != scattered or (ex.layout == "strided" and x.numel() == 1)
 
 
@@ -61,9 +65,17 @@ def test_the_memory_around_a_view_is_nan_so_a_kernel_reading_past_it_is_caught()
 def test_specials_land_where_the_recipe_puts_them(index, kind, dtype):
     x = materialize(Example((7, 5), "contiguous", 3, 1.0, "mixed", ((index, kind),)), dtype, "cpu").flatten()
     v, info = x[index % 35].double().item(), torch.finfo(getattr(torch, dtype))
-    want = {"nan": math.isnan(v), "inf": v == math.inf, "-inf": v == -math.inf, "zero": v == 0 and
-            math.copysign(1, v) > 0, "-zero": v == 0 and math.copysign(1, v) < 0, "max": v == info.max,
-            "-max": v == -info.max, "subnormal": 0 < v < info.tiny, "-subnormal": -info.tiny < v < 0}
+    want = {
+        "nan": math.isnan(v),
+        "inf": v == math.inf,
+        "-inf": v == -math.inf,
+        "zero": v == 0 and math.copysign(1, v) > 0,
+        "-zero": v == 0 and math.copysign(1, v) < 0,
+        "max": v == info.max,
+        "-max": v == -info.max,
+        "subnormal": 0 < v < info.tiny,
+        "-subnormal": -info.tiny < v < 0,
+    }
     assert want[kind], (kind, v)
 
 

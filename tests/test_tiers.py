@@ -33,14 +33,16 @@ def _record(cell_id, kind):
 
 
 def test_missed_names_the_triples_whose_outcome_differs_by_dtype_where_quick_runs_float32_only():
-    records = [_record("silu-triton_op-aoti_strict-float32-cuda", "passed"),
-               _record("silu-triton_op-aoti_strict-float16-cuda", "mismatch"),  # quick never sees float16 here
-               _record("silu-triton_op-eager-float32-cuda", "passed"),
-               _record("silu-triton_op-eager-float16-cuda", "failed"),  # quick runs eager in float16: seen
-               _record("silu-triton_op-export_strict-float32-cuda", "passed"),
-               _record("silu-triton_op-export_strict-float16-cuda", "passed"),
-               _record("silu-triton_op-decompose_strict-float32-cuda", "passed"),
-               _record("silu-triton_op-decompose_strict-float16-cuda", "skipped")]  # not measured: no difference
+    records = [
+        _record("silu-triton_op-aoti_strict-float32-cuda", "passed"),
+        _record("silu-triton_op-aoti_strict-float16-cuda", "mismatch"),  # quick never sees float16 here
+        _record("silu-triton_op-eager-float32-cuda", "passed"),
+        _record("silu-triton_op-eager-float16-cuda", "failed"),  # quick runs eager in float16: seen
+        _record("silu-triton_op-export_strict-float32-cuda", "passed"),
+        _record("silu-triton_op-export_strict-float16-cuda", "passed"),
+        _record("silu-triton_op-decompose_strict-float32-cuda", "passed"),
+        _record("silu-triton_op-decompose_strict-float16-cuda", "skipped"),
+    ]  # not measured: no difference
     assert missed(records) == (["silu-triton_op-aoti_strict-cuda"], 3)
 
 
@@ -58,21 +60,30 @@ def test_a_quick_run_collects_the_quick_cells(project):
 
 def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_evidence_shows():
     root = Path(__file__).resolve().parent.parent
-    doc = json.loads(gzip.decompress((root / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3"
-                                                          ".json.gz").read_bytes()))
+    doc = json.loads(
+        gzip.decompress(
+            (root / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz").read_bytes()
+        )
+    )
     cells, cell_triples = missed(r for r in doc["cells"] if r["axes"]["device"] == "cuda")
     fuzz, fuzz_triples = missed(r for r in doc["fuzz"] if r["axes"]["device"] == "cuda")
     cuda = matrix({"device": ["cuda"]})
     readme = " ".join((root / "README.md").read_text().split())
-    said = (f"every stage in float32, and float16 and bfloat16 only for `eager`, `compile_inductor` and the stages "
-            f"that train; fuzz tests follow their cells ({sum(in_tier(c, 'quick') for c in cuda):,} of the "
-            f"{len(cuda):,} CUDA cells)")
+    said = (
+        f"every stage in float32, and float16 and bfloat16 only for `eager`, `compile_inductor` and the stages "
+        f"that train; fuzz tests follow their cells ({sum(in_tier(c, 'quick') for c in cuda):,} of the "
+        f"{len(cuda):,} CUDA cells)"
+    )
     assert said in readme
     assert f"{len(cells)} of the {cell_triples:,} (kernel, style, stage) triples" in readme
     assert f"{len(fuzz)} of {fuzz_triples:,} fuzz triples" in readme
     assert cells == ["silu_tma-raw_jit-aoti_strict-cuda"]
-    assert fuzz == ["axpy_inplace-autotune_reset_to_zero_triton_op-compile_dynamic-cuda",
-                    "axpy_inplace-autotune_triton_op-compile_dynamic-cuda",
-                    *(f"silu-triton_op_subclass-{stage}-cuda" for stage in ("compile_aot_eager", "compile_dynamic",
-                                                                             "compile_eager")),
-                    "silu_out-custom_op-aoti_strict-cuda"]
+    assert fuzz == [
+        "axpy_inplace-autotune_reset_to_zero_triton_op-compile_dynamic-cuda",
+        "axpy_inplace-autotune_triton_op-compile_dynamic-cuda",
+        *(
+            f"silu-triton_op_subclass-{stage}-cuda"
+            for stage in ("compile_aot_eager", "compile_dynamic", "compile_eager")
+        ),
+        "silu_out-custom_op-aoti_strict-cuda",
+    ]

@@ -41,8 +41,10 @@ def test_a_child_uses_the_runs_detection_and_runs_no_check_of_its_own(tmp_path):
 
 
 def test_a_detection_from_another_torch_or_a_failed_one_is_not_applied(tmp_path):
-    for content, why in (({"torch": "0.0.1", "isas": []}, "detected under torch 0.0.1"),
-                         ({"error": "RuntimeError: no compiler"}, "RuntimeError: no compiler")):
+    for content, why in (
+        ({"torch": "0.0.1", "isas": []}, "detected under torch 0.0.1"),
+        ({"error": "RuntimeError: no compiler"}, "RuntimeError: no compiler"),
+    ):
         path = tmp_path / "isa.json"
         path.write_text(json.dumps(content))
         script = "import sys, json; from compat.child import toolchain; print(json.dumps(toolchain.apply(sys.argv[1])))"

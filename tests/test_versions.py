@@ -17,11 +17,33 @@ def _run(torch, env, cells):
 
 
 def test_a_cause_that_changes_between_versions_is_named_with_the_versions_on_each_side():
-    runs = [("a.json", _run("2.11.0", CPU_ENV, [cell("export_nonstrict", "failed", device="cpu", error="RuntimeError",
-                                                      message="wrap_triton only works on functions")])),
-            ("b.json", _run("2.13.0", CPU_ENV, [cell("export_nonstrict", "failed", device="cpu", error="RuntimeError",
-                                                      message=DATA_PTR)])),
-            ("c.json", _run("2.14.0", CPU_ENV, [cell("export_nonstrict", "passed", device="cpu")]))]
+    runs = [
+        (
+            "a.json",
+            _run(
+                "2.11.0",
+                CPU_ENV,
+                [
+                    cell(
+                        "export_nonstrict",
+                        "failed",
+                        device="cpu",
+                        error="RuntimeError",
+                        message="wrap_triton only works on functions",
+                    )
+                ],
+            ),
+        ),
+        (
+            "b.json",
+            _run(
+                "2.13.0",
+                CPU_ENV,
+                [cell("export_nonstrict", "failed", device="cpu", error="RuntimeError", message=DATA_PTR)],
+            ),
+        ),
+        ("c.json", _run("2.14.0", CPU_ENV, [cell("export_nonstrict", "passed", device="cpu")])),
+    ]
     table = versions.collect(runs)
     text = versions.sentence("raw_jit", "export_nonstrict", "cpu", table[("raw_jit", "export_nonstrict", "cpu")])
     assert text.startswith("`raw_jit` · `export_nonstrict` on cpu: fails on 2.11 (wrap_triton only works")
@@ -31,11 +53,24 @@ def test_a_cause_that_changes_between_versions_is_named_with_the_versions_on_eac
 
 
 def test_a_gpu_measurement_and_the_charts_claim_side_by_side_where_they_disagree():
-    gpu = _run("2.11.0", ENV, [cell("aoti_strict", "failed", error="RuntimeError", message="no"),
-                               cell("aoti_nonstrict", "passed"), cell("eager", "passed")])
+    gpu = _run(
+        "2.11.0",
+        ENV,
+        [
+            cell("aoti_strict", "failed", error="RuntimeError", message="no"),
+            cell("aoti_nonstrict", "passed"),
+            cell("eager", "passed"),
+        ],
+    )
     rows = versions.chart_rows(versions.collect([("g.json", gpu)]))
-    assert rows == [("Supports AOTInductor", "Triton kernel (no explicit torch.library wrapper) (`raw_jit`)", "Yes",
-                     "In some cases: 1 of 2 cells work")]  # inference agrees with the chart: not listed
+    assert rows == [
+        (
+            "Supports AOTInductor",
+            "Triton kernel (no explicit torch.library wrapper) (`raw_jit`)",
+            "Yes",
+            "In some cases: 1 of 2 cells work",
+        )
+    ]  # inference agrees with the chart: not listed
     assert "The tutorial's chart against the GPU measurement" in versions.html_page([("g.json", gpu)])
 
 
@@ -60,15 +95,24 @@ def test_the_committed_versions_page_matches_the_results_it_names():
     assert len(named) >= 7, "the page names every torch version's CPU results and the GPU's"
     docs = [(p, results.load(root / p)) for p in named]
     assert versions.markdown(docs, Expectations.load(root / "expectations.yaml")) == committed, (
-        f"docs/VERSIONS.md is out of sync: run `python -m compat versions {' '.join(named)} --out-dir docs`")
+        f"docs/VERSIONS.md is out of sync: run `python -m compat versions {' '.join(named)} --out-dir docs`"
+    )
 
 
 def test_silent_wrong_values_have_their_own_mark_and_cause_never_a_clean_errors():
     wrong = cell("eager", "mismatch", device="cpu")
-    wrong["outcome"]["numerics"] = [{"input": "batch 1", "ok": False, "max_rel_err": 1.6e19,
-                                     "why": "batch 1: max abs err 1.6e+19 > 0.04 x scale 56.8"}]
-    runs = [("a.json", _run("2.9.0", CPU_ENV, [wrong])),
-            ("b.json", _run("2.10.0", CPU_ENV, [cell("eager", "failed", device="cpu", error="E", message="refused")]))]
+    wrong["outcome"]["numerics"] = [
+        {
+            "input": "batch 1",
+            "ok": False,
+            "max_rel_err": 1.6e19,
+            "why": "batch 1: max abs err 1.6e+19 > 0.04 x scale 56.8",
+        }
+    ]
+    runs = [
+        ("a.json", _run("2.9.0", CPU_ENV, [wrong])),
+        ("b.json", _run("2.10.0", CPU_ENV, [cell("eager", "failed", device="cpu", error="E", message="refused")])),
+    ]
     md = versions.markdown(runs)
     assert "| `raw_jit` · `eager` | ⚠C | ✗C |" in md
     entry = versions.collect(runs)[("raw_jit", "eager", "cpu")]["2.9"]
@@ -84,13 +128,25 @@ def test_the_charts_rows_are_quoted_verbatim_and_only_real_disagreements_listed(
     # "In all cases" is what the measurement calls Yes; a hedged claim is refuted only by less.
     assert not versions.chart_rows(run(*(cell(s, "passed", style="custom_op") for s in versions.COMPILE)))
     assert not versions.chart_rows(run(*(cell(s, "passed") for s in versions.COMPILE)))
-    rows = versions.chart_rows(run(cell("compile_eager", "failed", error="E", message="x"),
-                                   cell("compile_inductor", "failed", error="E", message="x")))
+    rows = versions.chart_rows(
+        run(
+            cell("compile_eager", "failed", error="E", message="x"),
+            cell("compile_inductor", "failed", error="E", message="x"),
+        )
+    )
     assert rows[0][0] == "Supports torch.compile(fullgraph=True)" and rows[0][3].startswith("No: 0 of 2")
     # Training and FLOPs of a custom_op assume registrations no style here makes: never compared.
-    assert not versions.chart_rows(run(cell("compile_backward", "failed", style="custom_op", error="E", message="x"),
-                                       cell("flop_count", "failed", style="custom_op", error="E", message="x")))
+    assert not versions.chart_rows(
+        run(
+            cell("compile_backward", "failed", style="custom_op", error="E", message="x"),
+            cell("flop_count", "failed", style="custom_op", error="E", message="x"),
+        )
+    )
     # custom_op's "no AOTInductor" holds without Python: said so beside what Python measured.
-    (row,) = versions.chart_rows(run(cell("aoti_strict", "passed", style="custom_op"),
-                                     cell("aoti_cpp_strict", "failed", style="custom_op", error="E", message="x")))
+    (row,) = versions.chart_rows(
+        run(
+            cell("aoti_strict", "passed", style="custom_op"),
+            cell("aoti_cpp_strict", "failed", style="custom_op", error="E", message="x"),
+        )
+    )
     assert row[2] == "No" and "from C++ No: 0 of 1 cells work (the chart holds without Python)" in row[3]

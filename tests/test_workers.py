@@ -40,8 +40,9 @@ def _blame(tmp_path, monkeypatch, cell, canary, outcome):
     return session._blame_environment(cell, outcome), asked
 
 
-SEGV = Outcome("crashed", "SIGSEGV", "killed by SIGSEGV during aoti_load", detail={"signal": "SIGSEGV",
-                                                                                      "phase": "aoti_load"})
+SEGV = Outcome(
+    "crashed", "SIGSEGV", "killed by SIGSEGV during aoti_load", detail={"signal": "SIGSEGV", "phase": "aoti_load"}
+)
 
 
 def _segv():

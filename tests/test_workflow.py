@@ -24,13 +24,18 @@ def _tool(name: str) -> str:
 
 
 def test_the_workflow_is_valid_against_githubs_schema():
-    subprocess.run([_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_an_actions_linter_finds_nothing():
-    result = subprocess.run([_tool("zizmor"), "--offline", "--no-progress", str(WORKFLOW)], capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [_tool("zizmor"), "--offline", "--no-progress", str(WORKFLOW)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

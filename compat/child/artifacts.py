@@ -30,7 +30,6 @@ def module(ep, workdir: Path) -> Artifacts:
 
 def saved(ep, workdir: Path) -> Artifacts:
     """`torch.export.save` and `load` in this process."""
-
     path = workdir / PROGRAM
     torch.export.save(ep, path)
     return [("loaded", torch.export.load(path).module())]
@@ -39,8 +38,10 @@ def saved(ep, workdir: Path) -> Artifacts:
 def decompositions(ep) -> list[tuple[str, Callable[[], Any]]]:
     """The two decompositions, the default and with decompose_custom_triton_ops, each made when called (either may
     raise): (phase name, maker of the decomposed program)."""
-    return [("decompose", lambda: ep.run_decompositions()),
-            ("decompose_triton_ops", lambda: ep.run_decompositions(decompose_custom_triton_ops=True))]
+    return [
+        ("decompose", lambda: ep.run_decompositions()),
+        ("decompose_triton_ops", lambda: ep.run_decompositions(decompose_custom_triton_ops=True)),
+    ]
 
 
 def decomposed(ep, workdir: Path) -> Artifacts:
@@ -62,15 +63,15 @@ def compile_legacy(ep, library_path: str) -> dict[str, Any]:
 
     def make():
         with deprecations() as said:
-            torch._inductor.aot_compile(ep.module(), ep.example_inputs[0],
-                                        options={"aot_inductor.output_path": library_path})
+            torch._inductor.aot_compile(
+                ep.module(), ep.example_inputs[0], options={"aot_inductor.output_path": library_path}
+            )
         return {"deprecation": said} if said else {}
 
     return _compile(make)
 
 
 def _compile(make: Callable[[], dict | None]) -> dict[str, Any]:
-
     start = time.monotonic()
     isa = toolchain.apply()
     waited = round(time.monotonic() - start, 1)
@@ -82,15 +83,12 @@ def _compile(make: Callable[[], dict | None]) -> dict[str, Any]:
 def load_package(package_path: str):
     """`aoti_load_package`, with the run's detected CPU ISAs: loading checks the package's recorded CPU ISA against
     this machine's, which would run Inductor's whole detection again (56 s per load on the H100 runner)."""
-
-
     toolchain.apply()
     return torch._inductor.aoti_load_package(package_path)
 
 
 def load_legacy(library_path: str, device: str):
     """`torch._export.aot_load`: (the runner, any deprecation it announced)."""
-
     with deprecations() as said:
         runner = torch._export.aot_load(library_path, device)
     return runner, said
@@ -116,16 +114,22 @@ def deprecations():
     finally:
         logger.removeHandler(handler)
     # The API's own notices only (they name it), not other deprecations met on the way (pytree's, say).
-    said += [f"{w.category.__name__}: {w.message}" for w in caught if "aot_" in str(w.message)
-             and (issubclass(w.category, (DeprecationWarning, FutureWarning)) or "deprecat" in str(w.message).lower())]
+    said += [
+        f"{w.category.__name__}: {w.message}"
+        for w in caught
+        if "aot_" in str(w.message)
+        and (issubclass(w.category, (DeprecationWarning, FutureWarning)) or "deprecat" in str(w.message).lower())
+    ]
 
 
 # The AOTI families' libraries: (file name in the build's work directory, how it is compiled, how it is loaded).
 LIBRARIES: dict[str, tuple[str, Callable, Callable]] = {
     "aoti": (LIBRARY_FILES["aoti"], compile_package, lambda path, device: (load_package(path), [])),
-    "aoti_max_autotune": (LIBRARY_FILES["aoti_max_autotune"],
-                          lambda ep, path: compile_package(ep, path, {"max_autotune": True}),
-                          lambda path, device: (load_package(path), [])),
+    "aoti_max_autotune": (
+        LIBRARY_FILES["aoti_max_autotune"],
+        lambda ep, path: compile_package(ep, path, {"max_autotune": True}),
+        lambda path, device: (load_package(path), []),
+    ),
     "aoti_legacy": (LIBRARY_FILES["aoti_legacy"], compile_legacy, load_legacy),
 }
 if list(LIBRARIES) != list(LIBRARY_FILES) or set(LIBRARIES) != set(PACKAGED):

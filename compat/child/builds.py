@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: list[str]) -> None:
     """Export once, then everything made from that exported program, with the AOTI `libraries` (families) its
     cells asked for. Each is a phase; the stages read the phases their family owns."""
-
-
     kernel = KERNELS[cell.kernel]
     cell = dataclasses.replace(cell, stage=f"export_{mode}")  # whichever cell asked, the phases here are the export's
     holder = {}
@@ -37,8 +35,9 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
         model, holder["reference"] = models(cell)  # in the phase: building a style's op may itself raise
         example = workload.example_inputs(kernel, cell.dtype, cell.device)
         # strict= always explicit: its default changed in torch 2.8.
-        holder["ep"] = torch.export.export(model, example, dynamic_shapes=workload.dynamic_shapes(kernel),
-                                           strict=mode == "strict")
+        holder["ep"] = torch.export.export(
+            model, example, dynamic_shapes=workload.dynamic_shapes(kernel), strict=mode == "strict"
+        )
         targets = graph_targets([holder["ep"].graph_module])
         return missing_node(cell, [holder["ep"].graph_module]) or Outcome("passed", detail={"graph": targets})
 
@@ -46,8 +45,10 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
         return
     ep, reference, where = holder["ep"], holder["reference"], Path(workdir)
     ((_, module),) = artifacts.module(ep, where)
-    journal.run("module_run", pinned(cell, lambda: check_batches(module, reference, cell, inference_mode=True),
-                                     lambda: ep.graph_module))
+    journal.run(
+        "module_run",
+        pinned(cell, lambda: check_batches(module, reference, cell, inference_mode=True), lambda: ep.graph_module),
+    )
     saved = {}
 
     def save_load() -> Outcome:
@@ -63,22 +64,29 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
         return decompositions[make]
 
     for name, make in artifacts.decompositions(ep):
+
         def decompose(make=make) -> Outcome:
             decomposed = decomposed_by(make)
             targets = graph_targets([decomposed.graph_module])
             # Decomposing a triton_op may replace its node by the kernel's own wrapper node: either proves the kernel.
             return missing_node(cell, [decomposed.graph_module], also=(RAW_MARKER,)) or check_batches(
-                decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))})
+                decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))}
+            )
 
         journal.run(name, pinned(cell, decompose, lambda make=make: decomposed_by(make).graph_module))
     for family in libraries:
         filename = artifacts.LIBRARIES[family][0]
-        journal.run(BUILD_PHASES[family][0], lambda family=family, filename=filename: Outcome(
-            "passed", detail=artifacts.compile_library(family, ep, str(where / filename))))
+        journal.run(
+            BUILD_PHASES[family][0],
+            lambda family=family, filename=filename: Outcome(
+                "passed", detail=artifacts.compile_library(family, ep, str(where / filename))
+            ),
+        )
 
 
-def pinned(cell: "Cell", check: Callable[[], Outcome],
-           graph: Callable[[], torch.fx.GraphModule]) -> Callable[[], Outcome]:
+def pinned(
+    cell: "Cell", check: Callable[[], Outcome], graph: Callable[[], torch.fx.GraphModule]
+) -> Callable[[], Outcome]:
     """A phase that runs an exported program in this process starts as a user's first call does (nothing tuned
     yet) and, where the kernel is launched through its autotuner at run time (inside an op's body), is judged on
     every config as the probe stages are (checks.on_every_config). A traced raw launch holds the grid of each
@@ -98,7 +106,6 @@ def pinned(cell: "Cell", check: Callable[[], Outcome],
 
 def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
     """`torch.export.load` in a fresh process that, as a user's would, first imports the library defining the op."""
-
     holder = {}
 
     def load() -> Outcome:
@@ -108,8 +115,14 @@ def load_program(journal: "Journal", cell: "Cell", program_path: str) -> None:
 
     if journal.run("load_fresh", load).kind == "passed":
         ep, module = holder["ep"], holder["ep"].module()
-        journal.run("run_fresh", pinned(cell, lambda: check_batches(module, holder["reference"], cell,
-                                                                    inference_mode=True), lambda: ep.graph_module))
+        journal.run(
+            "run_fresh",
+            pinned(
+                cell,
+                lambda: check_batches(module, holder["reference"], cell, inference_mode=True),
+                lambda: ep.graph_module,
+            ),
+        )
 
 
 def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> None:
@@ -118,7 +131,6 @@ def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> Non
     load_phase, run_phase = FRESH_PHASES[family]
 
     def load() -> Outcome:
-
         _, holder["reference"] = models(cell)
         # The device is up before the clock starts, as the C++ runner's is (its inputs are on it first): a model
         # without parameters (the op alone) would otherwise count CUDA's initialisation as its load.
@@ -129,6 +141,14 @@ def run_library(journal: "Journal", cell: "Cell", family: str, path: str) -> Non
         return Outcome("passed", detail=dict(holder["detail"]))
 
     if journal.run(load_phase, load).kind == "passed":
-        journal.run(run_phase, lambda: check_batches(holder["runner"], holder["reference"], cell,
-                                                     detail=holder["detail"], inference_mode=True,
-                                                     first=latency.FirstCall(holder["since"])))
+        journal.run(
+            run_phase,
+            lambda: check_batches(
+                holder["runner"],
+                holder["reference"],
+                cell,
+                detail=holder["detail"],
+                inference_mode=True,
+                first=latency.FirstCall(holder["since"]),
+            ),
+        )

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 
 def _plain_model(device: str):
-
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
     x = torch.randn(4, 16, generator=torch.Generator().manual_seed(1))
@@ -27,7 +26,6 @@ def _plain_model(device: str):
 
 
 def build(journal: "Journal", device: str, package_path: str) -> None:
-
     model, x = _plain_model(device)
     holder = {}
 
@@ -36,12 +34,12 @@ def build(journal: "Journal", device: str, package_path: str) -> None:
         return Outcome("passed")
 
     if journal.run("export", export).kind == "passed":
-        journal.run("aoti_compile", lambda: Outcome("passed", detail=artifacts.compile_package(holder["ep"],
-                                                                                               package_path)))
+        journal.run(
+            "aoti_compile", lambda: Outcome("passed", detail=artifacts.compile_package(holder["ep"], package_path))
+        )
 
 
 def run(journal: "Journal", device: str, package_path: str) -> None:
-
     model, x = _plain_model(device)
     holder = {}
 
@@ -60,14 +58,13 @@ def run(journal: "Journal", device: str, package_path: str) -> None:
 
 def run_cpp(journal: "Journal", device: str, package_path: str, runner_path: str) -> None:
     """The canary's package run by the C++ runner: if a plain model fails there, the C++ loader is broken here."""
-
-
     model, x = _plain_model(device)
     holder = {}
 
     def load() -> Outcome:
-        outcome, holder["outputs"], _ = cpp.run_package(runner_path, package_path, [(x,)], device,
-                                                        Path(journal.path).parent, CPP_RUN_TIMEOUT_S)
+        outcome, holder["outputs"], _ = cpp.run_package(
+            runner_path, package_path, [(x,)], device, Path(journal.path).parent, CPP_RUN_TIMEOUT_S
+        )
         return outcome
 
     def check() -> Outcome:

@@ -31,35 +31,47 @@ if TYPE_CHECKING:
 
 def models(cell: "Cell"):
     """The model around the style's op, and the same model around the kernel's eager reference."""
-
     return workload.pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device)
 
 
 def inputs(cell: "Cell", point) -> tuple:
-
     return workload.inputs_at(KERNELS[cell.kernel], point, cell.dtype, cell.device)
 
 
 def check_points(cell: "Cell") -> list:
-
     return workload.points(KERNELS[cell.kernel])
 
 
-def compare_outputs(got, want, label: str, names: list[str] | None = None, computed_in: str | None = None,
-                    want64=None, tol: float | None = None) -> list[dict]:
+def compare_outputs(
+    got,
+    want,
+    label: str,
+    names: list[str] | None = None,
+    computed_in: str | None = None,
+    want64=None,
+    tol: float | None = None,
+) -> list[dict]:
     """One comparison per output (a model's use of several outputs, a sum, could cancel); `names`: how each output
     is called (its variant and index, compat.matrix.model.output_names); `want64`: the reference's outputs in
     float64 (compat.evidence.numerics says how they judge)."""
     got, want = produced(got), kernel_outputs(want)
     if len(got) != len(want):
-        return [{"input": label, "ok": False, "why": f"{label}: {len(got)} outputs, eager has {len(want)}",
-                 "outputs": [len(got), len(want)]}]
+        return [
+            {
+                "input": label,
+                "ok": False,
+                "why": f"{label}: {len(got)} outputs, eager has {len(want)}",
+                "outputs": [len(got), len(want)],
+            }
+        ]
     exact = want64 if want64 is not None and len(want64) == len(want) else (None,) * len(want)
     if len(want) == 1:
         return [numerics.compare(got[0], want[0], label, computed_in, exact[0], tol)]
     names = names if names and len(names) == len(want) else [f"output {i}" for i in range(len(want))]
-    return [numerics.compare(g, w, f"{label}, {n}", computed_in, w64, tol)
-            for n, g, w, w64 in zip(names, got, want, exact, strict=False)]
+    return [
+        numerics.compare(g, w, f"{label}, {n}", computed_in, w64, tol)
+        for n, g, w, w64 in zip(names, got, want, exact, strict=False)
+    ]
 
 
 def declared_tolerance(c: "Cell") -> float | None:
@@ -81,15 +93,21 @@ def compare_call(got, reference, args, label: str, cell: "Cell") -> list[dict]:
     return compare_outputs(got, want, label, output_names(cell), cell.dtype, want64, declared_tolerance(cell))
 
 
-def check_batches(fn, reference, cell: "Cell", points=None, detail: dict | None = None,
-                  inference_mode: bool = False, first: "latency.FirstCall | None" = None) -> Outcome:
+def check_batches(
+    fn,
+    reference,
+    cell: "Cell",
+    points=None,
+    detail: dict | None = None,
+    inference_mode: bool = False,
+    first: "latency.FirstCall | None" = None,
+) -> Outcome:
     """`fn` against the reference at every check point (the kernel's own unless `points`), each side on inputs
     of its own (an op may write into them), under `torch.no_grad()`; with `inference_mode`, then again under
     `torch.inference_mode()` (a deployed model's usual mode, whose tensors refuse some in-place and view ops).
 
     `first` times the first call (one that times a load too, or one made before); where the cell's latency is
     recorded (compat.child.latency), a pass carries it under detail["latency"]."""
-
     first = first or latency.FirstCall()
     points = points or check_points(cell)
     result = _compare_at(fn, reference, cell, points, detail, torch.no_grad, first)
@@ -111,25 +129,25 @@ INFERENCE_MODE = "under torch.inference_mode(), where torch.no_grad() passes"
 
 
 def output_names(cell: "Cell") -> list[str]:
-
     return workload.output_names(KERNELS[cell.kernel])
 
 
-def _compare_at(fn, reference, cell: "Cell", points, detail: dict | None, grad_mode,
-                first: "latency.FirstCall | None" = None) -> Outcome:
+def _compare_at(
+    fn, reference, cell: "Cell", points, detail: dict | None, grad_mode, first: "latency.FirstCall | None" = None
+) -> Outcome:
     comparisons = []
     call = first or (lambda f, *args: f(*args))
     with grad_mode():
         for point in points:
-            comparisons += compare_call(call(fn, *inputs(cell, point)), reference, inputs(cell, point),
-                                        workload.label(point), cell)
+            comparisons += compare_call(
+                call(fn, *inputs(cell, point)), reference, inputs(cell, point), workload.label(point), cell
+            )
     return outcomes.from_comparisons(comparisons, dict(detail or {}))
 
 
 def graph_targets(graph_modules) -> list[str]:
     """Call targets of FX graph modules and their nested subgraphs (autograd.Function, control flow), by name
     (builtins without their memory address, so results diff cleanly)."""
-
     names = []
     for gm in graph_modules:
         for module in gm.modules():
@@ -139,8 +157,9 @@ def graph_targets(graph_modules) -> list[str]:
                 if node.op == "call_function":
                     name = str(node.target)
                     # A builtin or a plain function (allow_in_graph) by its name, without its memory address.
-                    names.append(getattr(node.target, "__name__", name) if name.startswith(("<built-in", "<function"))
-                                 else name)
+                    names.append(
+                        getattr(node.target, "__name__", name) if name.startswith(("<built-in", "<function")) else name
+                    )
                     # A mutating op appears as an argument of the HOP that functionalizes it (auto_functionalized).
                     names.extend(str(a) for a in node.args[:1] if isinstance(a, torch._ops.OpOverload))
     return names
@@ -149,7 +168,6 @@ def graph_targets(graph_modules) -> list[str]:
 def missing_node(cell: "Cell", graphs, also: tuple[str, ...] = ()) -> Outcome | None:
     """Whether the traced graphs hold the kernel: the style's node, or, for an op as shipped, what it launched in
     eager (compat.child.launches)."""
-
     targets = graph_targets(graphs)
     marker = STYLES[cell.style].graph_marker
     if marker is None:
@@ -157,8 +175,12 @@ def missing_node(cell: "Cell", graphs, also: tuple[str, ...] = ()) -> Outcome | 
     markers = (marker(KERNELS[cell.kernel]), *also)
     if any(m in t for t in targets for m in markers):
         return None
-    return Outcome("failed", "MissingKernelNode", f"no graph node matches {' or '.join(map(repr, markers))}; "
-                                                   f"the kernel was not traced", detail={"graph": sorted(set(targets))})
+    return Outcome(
+        "failed",
+        "MissingKernelNode",
+        f"no graph node matches {' or '.join(map(repr, markers))}; the kernel was not traced",
+        detail={"graph": sorted(set(targets))},
+    )
 
 
 def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
@@ -168,10 +190,12 @@ def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
     absent = launches.missing(launched, targets, launches.graph_kernels(graphs))
     if not absent:
         return None
-    return Outcome("failed", "MissingKernelNode", f"the graph does not hold {', '.join(absent)}, which the op "
-                                                   f"launched in eager; it was not traced",
-                   detail={"graph": sorted(set(targets)), "launched": launched.describe()})
-
+    return Outcome(
+        "failed",
+        "MissingKernelNode",
+        f"the graph does not hold {', '.join(absent)}, which the op launched in eager; it was not traced",
+        detail={"graph": sorted(set(targets)), "launched": launched.describe()},
+    )
 
 
 def before_stage(c: "Cell") -> None:
@@ -193,8 +217,11 @@ def autotuners_of(jit) -> list:
     """The Autotuners alive in this process that tune `jit` (under any wrapper): the style's own, never another
     library's that its import decorated (Liger-Kernel decorates dozens at import)."""
     target = _innermost(jit)
-    return [obj for obj in gc.get_objects()  # issubclass: see fresh_autotuners
-            if issubclass(type(obj), Autotuner) and _innermost(obj) is target]
+    return [
+        obj
+        for obj in gc.get_objects()  # issubclass: see fresh_autotuners
+        if issubclass(type(obj), Autotuner) and _innermost(obj) is target
+    ]
 
 
 def on_every_config(check, c: "Cell", jit=None) -> Outcome:
@@ -246,7 +273,6 @@ def fresh_autotuners() -> None:
 def eager_launches(cell: "Cell") -> "launches.Launched | None":
     """What the op launched when run eagerly at its example (once per process and cell of the eager stage), or
     None where eager fails."""
-
     model, _ = models(cell)
     try:
         return launches.record(model, *inputs(cell, workload.example(KERNELS[cell.kernel])))
@@ -261,10 +287,11 @@ def eager(c: "Cell") -> Outcome:
     result = check_batches(model, reference, c)
     counts = next((n["outputs"] for n in result.numerics or [] if "outputs" in n), None)
     if counts and _as_shipped(c):
-
-        raise DeclarationError(f"{KERNELS[c.kernel].module}: op {c.kernel!r} returned {counts[0]} outputs where its "
-                               f"reference returns {counts[1]}; the declaration names "
-                               f"{len(KERNELS[c.kernel].outputs)} (outputs=...)")
+        raise DeclarationError(
+            f"{KERNELS[c.kernel].module}: op {c.kernel!r} returned {counts[0]} outputs where its "
+            f"reference returns {counts[1]}; the declaration names "
+            f"{len(KERNELS[c.kernel].outputs)} (outputs=...)"
+        )
     if _as_shipped(c) and result.kind == "passed":
         launched = eager_launches(c)
         result.detail["launched"] = launched.describe() if launched else None
@@ -272,7 +299,6 @@ def eager(c: "Cell") -> Outcome:
 
 
 def _as_shipped(c: "Cell") -> bool:
-
     return STYLES[c.style].graph_marker is None
 
 
@@ -280,11 +306,10 @@ def flop_count(c: "Cell") -> Outcome:
     """Under FlopCounterMode the op must still compute, and its FLOPs must be counted (exactly the registered
     formula's, for a style that registers one). The kernel's FLOPs are the model's less its embedding's: the
     sandwich's Linears (its reference model's count), nothing for the op alone."""
-
-
     kernel = KERNELS[c.kernel]
     model, reference = models(c)
     point = check_points(c)[1]
+
     # Inputs no earlier stage used (the check point's, scaled by -0.75): a launch that FlopCounterMode skips leaves
     # its output as the allocator hands it back, and a block that held an earlier stage's answer must not pass.
     def counted(m):
@@ -298,49 +323,58 @@ def flop_count(c: "Cell") -> Outcome:
     embedding = reference_flops if kernel.embedding == "sandwich" else 0
     kernel_flops = model_flops - embedding
     with torch.no_grad():
-        want64 = workload.in_float64(reference, tuple(t.mul(-0.75) if t.is_floating_point() else t
-                                                      for t in inputs(c, point)))
-    result = outcomes.from_comparisons(compare_outputs(got, want, workload.label(point), output_names(c), c.dtype,
-                                                       want64, declared_tolerance(c)),
-                                       {"kernel_flops": kernel_flops, "embedding_flops": embedding})
+        want64 = workload.in_float64(
+            reference, tuple(t.mul(-0.75) if t.is_floating_point() else t for t in inputs(c, point))
+        )
+    result = outcomes.from_comparisons(
+        compare_outputs(got, want, workload.label(point), output_names(c), c.dtype, want64, declared_tolerance(c)),
+        {"kernel_flops": kernel_flops, "embedding_flops": embedding},
+    )
     if result.kind != "passed":
         return result
     if STYLES[c.style].flop_formula:
         formula = workload.declared(kernel, kernel.flops, "FLOP formula")
         want_flops = sum(formula(*_formula_args(c, point, v)) for v in kernel.variants())
         if kernel_flops != want_flops:
-            return Outcome("failed", "FlopCountWrong", f"the kernel added {kernel_flops} FLOPs; the declared "
-                                                       f"formula says {want_flops}", detail=result.detail)
+            return Outcome(
+                "failed",
+                "FlopCountWrong",
+                f"the kernel added {kernel_flops} FLOPs; the declared formula says {want_flops}",
+                detail=result.detail,
+            )
     elif kernel_flops <= 0:
-        return Outcome("failed", "FlopsNotCounted", f"the kernel added {kernel_flops} FLOPs to the count (the "
-                                                    f"embedding alone: {embedding})", detail=result.detail)
+        return Outcome(
+            "failed",
+            "FlopsNotCounted",
+            f"the kernel added {kernel_flops} FLOPs to the count (the embedding alone: {embedding})",
+            detail=result.detail,
+        )
     return result
 
 
 def _op_args(c: "Cell", point, variant=None) -> list:
     """The op's own arguments at a check point, for a variant of its choices: for the sandwich, its hidden
     activation."""
-
     kernel = KERNELS[c.kernel]
     if kernel.embedding == "sandwich":
-        return workload.arguments(kernel, (inputs(c, point)[0][:, :workload.HIDDEN].contiguous(),), variant)
+        return workload.arguments(kernel, (inputs(c, point)[0][:, : workload.HIDDEN].contiguous(),), variant)
     return workload.arguments(kernel, inputs(c, point), variant)
 
 
 def _formula_args(c: "Cell", point, variant=None) -> list:
     """A FLOP formula's arguments: tensors as their shapes, as FlopCounterMode hands them."""
-
     return [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in _op_args(c, point, variant)]
 
 
 def opcheck(c: "Cell") -> Outcome:
     """torch.library.opcheck on the style's op (an op as shipped: the op itself), with each variant's arguments."""
-
-
     kernel, style = KERNELS[c.kernel], STYLES[c.style]
     build_op(c.style, c.kernel)
-    op = kernel.library_op if _as_shipped(c) else getattr(getattr(torch.ops, OP_NAMESPACE),
-                                                           op_name(kernel, c.style)).default
+    op = (
+        kernel.library_op
+        if _as_shipped(c)
+        else getattr(getattr(torch.ops, OP_NAMESPACE), op_name(kernel, c.style)).default
+    )
     # A style with a backward gets inputs that require grad, so opcheck tests its autograd registration too.
     gradients = "backward" in style.needs or _as_shipped(c) and "differentiable" in kernel.features()
     detail = {}
@@ -357,10 +391,10 @@ def opcheck(c: "Cell") -> Outcome:
 def _compiled(model, backend: str, mode: str | None = None, options: dict | None = None, dynamic: bool | None = None):
     """`torch.compile(fullgraph=True)` through a counting backend; for inductor, the backend `torch.compile` itself
     makes of a mode and options (so `mode="max-autotune"` means what it means to a user)."""
-
     torch._dynamo.reset()
     counter = CompileCounterWithBackend(
-        torch._TorchCompileInductorWrapper(mode, options, dynamic) if backend == "inductor" else backend)
+        torch._TorchCompileInductorWrapper(mode, options, dynamic) if backend == "inductor" else backend
+    )
     return torch.compile(model, backend=counter, fullgraph=True, dynamic=dynamic), counter
 
 
@@ -388,7 +422,6 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
     """CUDA graphs (cudagraph trees): each batch runs three times, warm-up, record, replay, each output compared before
     the next run overwrites it. `triton.cudagraph_or_error` turns a skipped graph into an error naming why; the
     counts of captures and replays prove the graph ran."""
-
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
     counts = {"captures": 0, "replays": 0}
@@ -399,6 +432,7 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
         def call(self, *args, **kwargs):
             counts[name] += 1
             return method(self, *args, **kwargs)
+
         return call
 
     graph_class.capture_begin, graph_class.replay = counted("captures", capture_begin), counted("replays", replay)
@@ -407,38 +441,51 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
         with config.patch({"triton.cudagraph_or_error": True}), torch.no_grad():
             for point in check_points(c):
                 for run in ("warm-up", "record", "replay"):  # compared at once: the next run may overwrite it
-                    comparisons += compare_call(first(compiled, *inputs(c, point)), reference, inputs(c, point),
-                                                f"{workload.label(point)}, {run}", c)
+                    comparisons += compare_call(
+                        first(compiled, *inputs(c, point)),
+                        reference,
+                        inputs(c, point),
+                        f"{workload.label(point)}, {run}",
+                        c,
+                    )
             result = proof(c, counter, outcomes.from_comparisons(comparisons, {"cuda_graphs": counts}))
             if result.kind == "passed" and latency.wanted(c):  # replays: what reduce-overhead is for
-                result.detail["latency"] = latency.measure(compiled, first, check_points(c),
-                                                           lambda p: inputs(c, p), workload.label)
+                result.detail["latency"] = latency.measure(
+                    compiled, first, check_points(c), lambda p: inputs(c, p), workload.label
+                )
     finally:
         graph_class.capture_begin, graph_class.replay = capture_begin, replay
     if result.kind == "passed" and not (counts["captures"] and counts["replays"]):
         missing = "recorded" if not counts["captures"] else "replayed"
-        return Outcome("failed", "NoCudaGraph", f"no CUDA graph was {missing} ({counts['captures']} captures, "
-                                                f"{counts['replays']} replays)", detail=result.detail)
+        return Outcome(
+            "failed",
+            "NoCudaGraph",
+            f"no CUDA graph was {missing} ({counts['captures']} captures, {counts['replays']} replays)",
+            detail=result.detail,
+        )
     return result
 
 
 def export_static(c: "Cell") -> Outcome:
     """Export with no dynamic dimension, run at the example's shapes (the only ones a static program takes)."""
-
-
     kernel = KERNELS[c.kernel]
     model, reference = models(c)
-    ep = torch.export.export(model, workload.example_inputs(kernel, c.dtype, c.device),
-                             strict=c.stage.endswith("_strict"))
+    ep = torch.export.export(
+        model, workload.example_inputs(kernel, c.dtype, c.device), strict=c.stage.endswith("_strict")
+    )
     targets = graph_targets([ep.graph_module])
     return missing_node(c, [ep.graph_module]) or check_batches(
-        ep.module(), reference, c, points=[workload.example(kernel)], detail={"graph": sorted(set(targets))},
-        inference_mode=True)
+        ep.module(),
+        reference,
+        c,
+        points=[workload.example(kernel)],
+        detail={"graph": sorted(set(targets))},
+        inference_mode=True,
+    )
 
 
 def compile_dynamic(c: "Cell") -> Outcome:
     """`dynamic=True`: one graph with symbolic sizes serves a second size without recompiling."""
-
     model, reference = models(c)
     compiled, counter = compiled_for(c.stage, model)
     first, second = check_points(c)[1:3]
@@ -452,31 +499,45 @@ def compile_dynamic(c: "Cell") -> Outcome:
 
 def stayed_dynamic(counters: list, frames_after_first: int, result: Outcome, second: str) -> Outcome:
     """A passing dynamic compile must have traced symbolic sizes, and the second size must not have recompiled."""
-    symbolic = [str(v.shape) for counter in counters for g in counter.graphs for n in g.graph.nodes
-                if n.op == "placeholder" for v in [n.meta.get("example_value")]
-                if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape)]
+    symbolic = [
+        str(v.shape)
+        for counter in counters
+        for g in counter.graphs
+        for n in g.graph.nodes
+        if n.op == "placeholder"
+        for v in [n.meta.get("example_value")]
+        if isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in v.shape)
+    ]
     frames = sum(counter.frame_count for counter in counters)
     result.detail.update(frames_after_first=frames_after_first, symbolic_inputs=symbolic)
     if result.kind != "passed":
         return result
     if not symbolic:
-        return Outcome("failed", "NotDynamic", "no graph input has a symbolic size: dynamic=True specialised",
-                       detail=result.detail)
+        return Outcome(
+            "failed", "NotDynamic", "no graph input has a symbolic size: dynamic=True specialised", detail=result.detail
+        )
     if frames != frames_after_first:
-        return Outcome("failed", "Recompiled", f"{second} recompiled: {frames} frames after {frames_after_first}",
-                       detail=result.detail)
+        return Outcome(
+            "failed",
+            "Recompiled",
+            f"{second} recompiled: {frames} frames after {frames_after_first}",
+            detail=result.detail,
+        )
     return result
 
 
 # ---- gradients ----------------------------------------------------------------------------------------------------
+
 
 def gradient_inputs(kernel, embedded: bool = True) -> tuple[list[str], set[str]]:
     """The model's input names, and those whose gradient is checked: what the op reads (an input it writes into is
     its output buffer). `embedded=False`: the op alone, as the fuzz tests run it, even where it has a sandwich."""
     if kernel.embedding == "sandwich" and embedded:
         return ["x"], {"x"}
-    return ([t.name for t in kernel.tensors],
-            {t.name for t in kernel.tensors if t.differentiable and t.name not in kernel.mutates})
+    return (
+        [t.name for t in kernel.tensors],
+        {t.name for t in kernel.tensors if t.differentiable and t.name not in kernel.mutates},
+    )
 
 
 def cotangent(index: int, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -489,25 +550,36 @@ def backward_through(fn, kernel, args, params: dict, dtype: torch.dtype, embedde
     """Forward and backward through `fn` on `args` (leaves of their own, in their layout); every wanted input's and
     every parameter's gradient (None where none reached it)."""
     names, wanted = gradient_inputs(kernel, embedded)
-    leaves = {n: a.detach().requires_grad_(n in wanted and a.is_floating_point())
-              for n, a in zip(names, args, strict=False)}
-    outs = [(i, o) for i, o in enumerate(kernel_outputs(fn(*leaves.values())))
-            if isinstance(o, torch.Tensor) and o.requires_grad]
+    leaves = {
+        n: a.detach().requires_grad_(n in wanted and a.is_floating_point()) for n, a in zip(names, args, strict=False)
+    }
+    outs = [
+        (i, o)
+        for i, o in enumerate(kernel_outputs(fn(*leaves.values())))
+        if isinstance(o, torch.Tensor) and o.requires_grad
+    ]
     if outs:  # no output that requires grad: nothing can reach the inputs
         torch.autograd.backward([o for _, o in outs], [cotangent(i, o, dtype) for i, o in outs])
     # The leaves that can have a gradient: a wanted floating input (an integer one, targets, has none to miss).
     return {**{n: a.grad for n, a in leaves.items() if a.requires_grad}, **{n: p.grad for n, p in params.items()}}
 
 
-def reference_gradients64(kernel, reference: torch.nn.Module, args, dtype: torch.dtype,
-                          embedded: bool = True) -> dict | None:
+def reference_gradients64(
+    kernel, reference: torch.nn.Module, args, dtype: torch.dtype, embedded: bool = True
+) -> dict | None:
     """The reference's gradients in float64 (its parameters and inputs upcast), or None where it cannot run there."""
     params = {n: p.detach().double().requires_grad_() for n, p in reference.named_parameters()}
     buffers = {n: b.detach().double() if b.is_floating_point() else b for n, b in reference.named_buffers()}
     upcast = tuple(a.detach().to(torch.float64, copy=True) if a.is_floating_point() else a for a in args)
     try:
-        return backward_through(lambda *a: torch.func.functional_call(reference, {**params, **buffers}, a), kernel,
-                                upcast, params, dtype, embedded)
+        return backward_through(
+            lambda *a: torch.func.functional_call(reference, {**params, **buffers}, a),
+            kernel,
+            upcast,
+            params,
+            dtype,
+            embedded,
+        )
     except DeclarationError:  # the reference refuses float64: eager's gradients are the truth
         return None
 
@@ -534,15 +606,22 @@ def train(c: "Cell", compiler: dict | None, points: list) -> Outcome:
                 frames_after_first += sum(counter.frame_count for counter in counters[-1:])
             missing = [name for name, g in got.items() if g is None]
             if missing:
-                return Outcome("failed", "MissingGradient", f"no gradient reached {', '.join(missing)}: the wrapped "
-                                                            f"kernel is not differentiable in this style",
-                               detail={"frames": sum(counter.frame_count for counter in counters)})
+                return Outcome(
+                    "failed",
+                    "MissingGradient",
+                    f"no gradient reached {', '.join(missing)}: the wrapped kernel is not differentiable in this style",
+                    detail={"frames": sum(counter.frame_count for counter in counters)},
+                )
             reference.zero_grad(set_to_none=True)
             want = backward_through(reference, kernel, inputs(c, point), dict(reference.named_parameters()), dtype)
             want64 = reference_gradients64(kernel, reference, inputs(c, point), dtype) or {}
             label = ", ".join(filter(None, (workload.label(point), several and kernel.variant_label(variant) or "")))
-            comparisons += [numerics.compare(got[name], want[name], f"{label}: grad of {name}", c.dtype,
-                                             want64.get(name), declared_tolerance(c)) for name in want]
+            comparisons += [
+                numerics.compare(
+                    got[name], want[name], f"{label}: grad of {name}", c.dtype, want64.get(name), declared_tolerance(c)
+                )
+                for name in want
+            ]
     result = outcomes.from_comparisons(comparisons)
     for counter in counters:  # proof that each variant's model compiled
         result = proof(c, counter, result)
@@ -588,6 +667,18 @@ def produced(value) -> tuple:
 
 
 # The probe stages' checks by the name a stage declares (compat.matrix.stages: Stage.check).
-CHECKS = {check.__name__: check for check in (eager, eager_backward, flop_count, opcheck, compile_model, compile_dynamic,
-                                              compile_backward, compile_dynamic_backward, compile_cudagraphs,
-                                              export_static)}
+CHECKS = {
+    check.__name__: check
+    for check in (
+        eager,
+        eager_backward,
+        flop_count,
+        opcheck,
+        compile_model,
+        compile_dynamic,
+        compile_backward,
+        compile_dynamic_backward,
+        compile_cudagraphs,
+        export_static,
+    )
+}

@@ -47,27 +47,45 @@ def toolchain() -> dict[str, Any]:
         missing.append(f"C++ compiler {compiler!r} not found: install one (apt install g++) or set CXX")
     if not any((Path(d) / HEADER).exists() for d in includes):
         missing.append(f"{HEADER} not under {includes[0]}: this torch ships without the AOTI C++ loader's headers")
-    libs = ["torch", "torch_cpu", "c10"] + [lib for lib in ("torch_cuda", "c10_cuda")
-                                             if any((Path(d) / f"lib{lib}.so").exists() for d in libdirs)]
+    libs = ["torch", "torch_cpu", "c10"] + [
+        lib for lib in ("torch_cuda", "c10_cuda") if any((Path(d) / f"lib{lib}.so").exists() for d in libdirs)
+    ]
     for lib in libs:
         if not any((Path(d) / f"lib{lib}.so").exists() for d in libdirs):
             missing.append(f"lib{lib}.so not under {', '.join(libdirs)}")
-    return {"compiler": compiler, "includes": includes, "libdirs": libdirs, "libs": libs, "missing": missing,
-            "cxx11_abi": int(torch.compiled_with_cxx11_abi())}
+    return {
+        "compiler": compiler,
+        "includes": includes,
+        "libdirs": libdirs,
+        "libs": libs,
+        "missing": missing,
+        "cxx11_abi": int(torch.compiled_with_cxx11_abi()),
+    }
 
 
 def build_command(tools: dict[str, Any], output: str) -> list[str]:
     # C++20: what torch >= 2.10's own extension builds use (its headers need it); --no-as-needed keeps libtorch_cuda,
     # whose static initialisers register the CUDA AOTI runner the loader looks up by the package's device.
-    return [tools["compiler"], "-std=c++20", "-O2", f"-D_GLIBCXX_USE_CXX11_ABI={tools['cxx11_abi']}", str(SOURCE),
-            "-o", output, *(f"-I{d}" for d in tools["includes"]), *(f"-L{d}" for d in tools["libdirs"]),
-            *(f"-Wl,-rpath,{d}" for d in tools["libdirs"]), "-Wl,--no-as-needed",
-            *(f"-l{lib}" for lib in tools["libs"])]
+    return [
+        tools["compiler"],
+        "-std=c++20",
+        "-O2",
+        f"-D_GLIBCXX_USE_CXX11_ABI={tools['cxx11_abi']}",
+        str(SOURCE),
+        "-o",
+        output,
+        *(f"-I{d}" for d in tools["includes"]),
+        *(f"-L{d}" for d in tools["libdirs"]),
+        *(f"-Wl,-rpath,{d}" for d in tools["libdirs"]),
+        "-Wl,--no-as-needed",
+        *(f"-l{lib}" for lib in tools["libs"]),
+    ]
 
 
 def build(journal: "Journal", output: str) -> None:
     """One phase, `runner_build`: passed with the binary's path, or failed with what is missing or the compiler's
     own message (an environment failure: no wrapping style is at fault)."""
+
     def make() -> Outcome:
         tools = toolchain()
         if tools["missing"]:
@@ -77,22 +95,34 @@ def build(journal: "Journal", output: str) -> None:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CPP_BUILD_TIMEOUT_S)
         seconds = round(time.monotonic() - start, 1)
         if done.returncode != 0:
-            return Outcome("failed", "CppRunnerBuildFailed", (done.stderr or done.stdout)[-outcomes.MESSAGE_LIMIT:],
-                           detail={"command": " ".join(command), "build_seconds": seconds})
+            return Outcome(
+                "failed",
+                "CppRunnerBuildFailed",
+                (done.stderr or done.stdout)[-outcomes.MESSAGE_LIMIT :],
+                detail={"command": " ".join(command), "build_seconds": seconds},
+            )
         return Outcome("passed", detail={"path": output, "build_seconds": seconds, "command": " ".join(command)})
 
     journal.run("runner_build", make)
 
 
-def run_package(runner: str, package: str, points: list[tuple], device: str, workdir: Path,
-                timeout_s: float) -> tuple[Outcome, list | None, dict]:
+def run_package(
+    runner: str, package: str, points: list[tuple], device: str, workdir: Path, timeout_s: float
+) -> tuple[Outcome, list | None, dict]:
     """Run the runner on `package` with the flat inputs of each check point: (the load's outcome, the outputs per
     point or None, the runner's report). The steady state is timed only where latency is recorded (CUDA)."""
     files = {name: workdir / f"cpp_{name}" for name in ("inputs.pt", "outputs.pt", "report.json")}
     torch.save([[t.detach().cpu().contiguous() for t in point] for point in points], files["inputs.pt"])
     warmup, reps = (latency.WARMUP, latency.REPS) if device == "cuda" else (0, 0)
-    command = [runner, package, *(str(files[n]) for n in ("inputs.pt", "outputs.pt", "report.json")), device,
-               str(warmup), str(reps), latency.lock_path() or ""]
+    command = [
+        runner,
+        package,
+        *(str(files[n]) for n in ("inputs.pt", "outputs.pt", "report.json")),
+        device,
+        str(warmup),
+        str(reps),
+        latency.lock_path() or "",
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
@@ -103,9 +133,16 @@ def run_package(runner: str, package: str, points: list[tuple], device: str, wor
     if done.returncode == USAGE_EXIT:  # inputs it could not read: ours, not the cell's
         raise RuntimeError(f"the C++ runner could not read its inputs: {report.get('error')}")
     if done.returncode:
-        return (Outcome("failed", report.get("error_type"), report.get("error"),
-                        detail={"runner_phase": EXIT_PHASES.get(done.returncode, report.get("phase"))}),
-                None, report)
+        return (
+            Outcome(
+                "failed",
+                report.get("error_type"),
+                report.get("error"),
+                detail={"runner_phase": EXIT_PHASES.get(done.returncode, report.get("phase"))},
+            ),
+            None,
+            report,
+        )
     # torch::jit::pickle_save rebuilds typed lists with these two functions, which weights_only refuses unless told.
 
     with torch.serialization.safe_globals([build_tensorlist, restore_type_tag]):
@@ -116,7 +153,6 @@ def run_package(runner: str, package: str, points: list[tuple], device: str, wor
 def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, timeout_s: float) -> None:
     """The cell's fresh child: `aoti_cpp_load` (the runner loaded the package and ran it), then `aoti_cpp_run` (its
     outputs against eager at every check point, with its latency)."""
-
     load_phase, run_phase = FRESH_PHASES[STAGES[cell.stage].family]
     workdir = Path(journal.path).parent
     holder: dict[str, Any] = {}
@@ -125,8 +161,13 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         _, holder["reference"] = models(cell)
         holder["points"] = check_points(cell)
         outcome, holder["outputs"], holder["report"] = run_package(
-            runner_path, package_path, [inputs(cell, p) for p in holder["points"]],
-            workload.torch_device(cell.device), workdir, timeout_s)
+            runner_path,
+            package_path,
+            [inputs(cell, p) for p in holder["points"]],
+            workload.torch_device(cell.device),
+            workdir,
+            timeout_s,
+        )
         return outcome
 
     def check() -> Outcome:
@@ -138,9 +179,17 @@ def run(journal: "Journal", cell: "Cell", package_path: str, runner_path: str, t
         result = outcomes.from_comparisons(comparisons)
         report = holder["report"]
         if result.kind == "passed" and latency.wanted(cell):
-            result.detail["latency"] = latency.entry(report["first_call_ms"], dict(zip(
-                map(workload.label, holder["points"]), zip(report["steady_us"], report["steady_best_us"], strict=False), strict=False)),
-                report["clock"])
+            result.detail["latency"] = latency.entry(
+                report["first_call_ms"],
+                dict(
+                    zip(
+                        map(workload.label, holder["points"]),
+                        zip(report["steady_us"], report["steady_best_us"], strict=False),
+                        strict=False,
+                    )
+                ),
+                report["clock"],
+            )
         return result
 
     if journal.run(load_phase, load).kind == "passed":

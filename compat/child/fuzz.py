@@ -94,6 +94,7 @@ class Falsified(AssertionError):
 @dataclass
 class Tally:
     """What the examples showed: how many ran, how many had something to compare, the worst errors, refusals."""
+
     examples: int = 0
     informative: int = 0  # examples with a finite, nonzero eager output to compare against
     max_abs_err: float = 0.0
@@ -107,8 +108,9 @@ class Tally:
         if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
             raise exc
         self.refused[example.layout] = self.refused.get(example.layout, 0) + 1
-        self.refusals.setdefault(example.layout, f"{name}: {type(exc).__name__}: "
-                                                 f"{str(exc).strip().splitlines()[0][:200]}")
+        self.refusals.setdefault(
+            example.layout, f"{name}: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
+        )
 
     def add(self, results: list[dict]) -> None:
         """An example whose every comparison passed."""
@@ -124,8 +126,6 @@ class Tally:
 
 
 def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell: "Cell", tally: Tally) -> None:
-
-
     kernel = KERNELS[cell.kernel]
     tally.last = example
     names = output_names(kernel)
@@ -138,8 +138,9 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
         want64 = in_float64(reference, inputs()) or (None,) * len(kernel_outputs(want))
         shape = tuple(inputs()[0].shape)
         # The declared error_scale takes the op's arguments (every argument, scalars too), as the reference does.
-        scales = (error_scales(kernel, reference, inputs()) if kernel.error_scale
-                  else (None,) * len(kernel_outputs(want)))
+        scales = (
+            error_scales(kernel, reference, inputs()) if kernel.error_scale else (None,) * len(kernel_outputs(want))
+        )
         results = []
         for name, fn in made:
             try:
@@ -152,22 +153,31 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
             if len(got) != len(outputs):
                 raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
             for label, g, w, scale, w64 in zip(labels, got, outputs, scales, want64, strict=True):
-                result = compare_elementwise(g, w, f"{name} {label}, shape {shape}, {example.layout}", scale,
-                                             cell.dtype, w64, declared_tolerance(cell))
+                result = compare_elementwise(
+                    g,
+                    w,
+                    f"{name} {label}, shape {shape}, {example.layout}",
+                    scale,
+                    cell.dtype,
+                    w64,
+                    declared_tolerance(cell),
+                )
                 if not result["ok"]:
                     raise Falsified(result["why"])
                 results.append(result)
     tally.add(results)
 
 
-def _check_gradients(made: list[tuple[str, Callable, Callable]], reference: None, example, cell: "Cell",
-                     tally: Tally) -> None:
+def _check_gradients(
+    made: list[tuple[str, Callable, Callable]], reference: None, example, cell: "Cell", tally: Tally
+) -> None:
     """Forward and backward of each variant's artifact (its own reference beside it), on leaves of the example's
     layout: every wanted input's and parameter's gradient against the reference's, in float64 too."""
     kernel, dtype = KERNELS[cell.kernel], getattr(torch, cell.dtype)
     tally.last = example
     results = []
     for name, fn, ref in made:
+
         def inputs():  # anew for every run: a backward may write into what it saved
             return materialize_inputs(kernel, example, cell.dtype, cell.device)
 
@@ -183,24 +193,35 @@ def _check_gradients(made: list[tuple[str, Callable, Callable]], reference: None
         for input_name, g in got.items():
             if g is None:
                 raise Falsified(f"{name}: no gradient reached {input_name}, shape {shape}, {example.layout}")
-            result = compare_gradient(g, want[input_name], f"{name} grad of {input_name}, shape {shape}, "
-                                                           f"{example.layout}", cell.dtype, want64.get(input_name),
-                                      declared_tolerance(cell))
+            result = compare_gradient(
+                g,
+                want[input_name],
+                f"{name} grad of {input_name}, shape {shape}, {example.layout}",
+                cell.dtype,
+                want64.get(input_name),
+                declared_tolerance(cell),
+            )
             if not result["ok"]:
                 raise Falsified(result["why"])
             results.append(result)
     tally.add(results)
 
 
-def fuzz(cell: "Cell", made: list, reference: Callable | None, exported: bool, profile: str,
-         example: str | None = None, known: list[str] = (), check: Callable = _check) -> Outcome:
+def fuzz(
+    cell: "Cell",
+    made: list,
+    reference: Callable | None,
+    exported: bool,
+    profile: str,
+    example: str | None = None,
+    known: list[str] = (),
+    check: Callable = _check,
+) -> Outcome:
     """Hypothesis examples (or the one `example`, as JSON) through the artifacts; the cell's fuzz outcome.
 
     `known`: the falsifying examples recorded for the cell (expectations' fuzz rows), replayed first in every run so
     a recorded finding is found every time, whatever the profile draws. `check`: what one example must show
     (`_check` the outputs, `_check_gradients` the gradients of a stage that trains)."""
-
-
     kernel, tally, budget = KERNELS[cell.kernel], Tally(), DEVICES[cell.device].fuzz_elements
 
     def prop(ex):
@@ -220,19 +241,26 @@ def fuzz(cell: "Cell", made: list, reference: Callable | None, exported: bool, p
     except HarnessError:
         raise  # the declaration's fault or the comparison's, not the example's: a harness error
     except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
-        outcome = (Outcome("mismatch", numerics=[{"ok": False, "why": str(exc)}]) if isinstance(exc, Falsified)
-                   else outcomes.from_exception(exc))
+        outcome = (
+            Outcome("mismatch", numerics=[{"ok": False, "why": str(exc)}])
+            if isinstance(exc, Falsified)
+            else outcomes.from_exception(exc)
+        )
         if tally.last is not None:
             outcome.detail.update(example=dataclasses.asdict(tally.last), reproducer=reproducer(cell, tally.last))
             if outcome.kind == "failed":
                 outcome.message = f"{outcome.message}\n(falsifying example: {tally.last.to_json()})"
         outcome.detail["tally"] = tally.to_dict()
         return outcome
-    detail = {"tally": tally.to_dict(), "profile": profile if example is None else None,
-              "fuzz_seconds": round(time.monotonic() - start, 1)}
+    detail = {
+        "tally": tally.to_dict(),
+        "profile": profile if example is None else None,
+        "fuzz_seconds": round(time.monotonic() - start, 1),
+    }
     if example is None and not tally.informative:
-        return Outcome("failed", "NoEvidence", "no example had a finite, nonzero eager output to compare against",
-                       detail=detail)
+        return Outcome(
+            "failed", "NoEvidence", "no example had a finite, nonzero eager output to compare against", detail=detail
+        )
     return Outcome("passed", detail=detail)
 
 
@@ -249,17 +277,16 @@ def _shrinking_bounded(seconds: float):
 
 # ---- tasks ------------------------------------------------------------------------------------------------------
 
+
 def _op_models(cell: "Cell"):
     """The op alone, and its reference, each returning the tuple of the op's outputs (compared one by one: a model's
     use of them, a sum, can cancel). Called from a function, as the matrix's model calls it: Dynamo cannot trace
     `autograd.Function.apply` held as a module attribute ("GetAttrVariable(AutogradFunctionVariable(),
     setup_context) has no type", torch 2.11)."""
-
     return pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False)
 
 
 def _no_eager_fallback() -> None:
-
     torch._dynamo.config.recompile_limit = RECOMPILE_LIMIT
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
@@ -268,15 +295,21 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: list[
     """A stage that trains: each variant's op alone (eager, or compiled as the stage compiles), with its reference."""
     kernel, made, counters = KERNELS[cell.kernel], [], []
     for variant in kernel.variants():
-        module, reference = pair(kernel, build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False,
-                                 variant=variant)
+        module, reference = pair(
+            kernel, build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False, variant=variant
+        )
         fn = module.train()
         if STAGES[cell.stage].compiler is not None:
             _no_eager_fallback()
             fn, counter = compiled_for(cell.stage, fn)
             counters.append(counter)
-        made.append((" ".join(filter(None, ("compiled" if counters else "eager", kernel.variant_label(variant)))),
-                     fn, reference.train()))
+        made.append(
+            (
+                " ".join(filter(None, ("compiled" if counters else "eager", kernel.variant_label(variant)))),
+                fn,
+                reference.train(),
+            )
+        )
     result = fuzz(cell, made, None, False, profile, example, known, check=_check_gradients)
     for counter in counters:
         if result.kind == "passed":
@@ -285,7 +318,6 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: list[
 
 
 def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
-
     if STAGES[cell.stage].trains:
         return _fuzz_training(cell, profile, example, known)
     module, reference = _op_models(cell)
@@ -297,19 +329,29 @@ def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: li
     return proof(cell, counter, result) if result.kind == "passed" else result
 
 
-def probe_stages(journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None,
-                 known: dict[str, list[str]]) -> None:
+def probe_stages(
+    journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None, known: dict[str, list[str]]
+) -> None:
     for stage in stages:
         before_stage(dataclasses.replace(cell, stage=stage))
-        journal.run(stage, functools.partial(_fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile,
-                                             example, known.get(stage, [])))
+        journal.run(
+            stage,
+            functools.partial(
+                _fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile, example, known.get(stage, [])
+            ),
+        )
 
 
-def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str], profile: str, example: str | None,
-                  known: dict[str, list[str]]) -> None:
+def export_stages(
+    journal: "Journal",
+    cell: "Cell",
+    mode: str,
+    stages: list[str],
+    profile: str,
+    example: str | None,
+    known: dict[str, list[str]],
+) -> None:
     """Export the op once (dynamic as its kernel declares), then fuzz each stage's artifact made from it."""
-
-
     kernel = KERNELS[cell.kernel]
     workdir = Path(journal.path).parent
     holder = {}
@@ -319,10 +361,12 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
         budget = DEVICES[cell.device].fuzz_elements
         if kernel.any_shape:
             spec, top = kernel.shapes.exported, dynamic_max(kernel, budget)
-            example = Example(tuple(min(EXPORT_HINT, top) if d is None else d for d in spec), "contiguous", 0, 1.0,
-                              "mixed")
-            shapes = op_dynamic_shapes([{i: torch.export.Dim(f"d{i}", min=1, max=top) for i, d in enumerate(spec)
-                                         if d is None}])
+            example = Example(
+                tuple(min(EXPORT_HINT, top) if d is None else d for d in spec), "contiguous", 0, 1.0, "mixed"
+            )
+            shapes = op_dynamic_shapes(
+                [{i: torch.export.Dim(f"d{i}", min=1, max=top) for i, d in enumerate(spec) if d is None}]
+            )
         else:
             tops = dim_tops(kernel, budget)
             sizes = {d.name: min(d.example, tops.get(d.name, d.example)) for d in kernel.dims}
@@ -331,18 +375,27 @@ def export_stages(journal: "Journal", cell: "Cell", mode: str, stages: list[str]
         args = materialize_inputs(kernel, example, cell.dtype, cell.device)
         holder["ep"] = torch.export.export(module, args, dynamic_shapes=shapes, strict=mode == "strict")
         targets = graph_targets([holder["ep"].graph_module])
-        return missing_node(cell, [holder["ep"].graph_module]) or Outcome("passed",
-                                                                          detail={"graph": sorted(set(targets))})
+        return missing_node(cell, [holder["ep"].graph_module]) or Outcome(
+            "passed", detail={"graph": sorted(set(targets))}
+        )
 
     if journal.run("export", export).kind != "passed":
         return
     for stage in stages:
+
         def fuzz_stage(stage=stage) -> Outcome:
             start = time.monotonic()
             made = artifacts.maker(STAGES[stage].family, torch_device(cell.device))(holder["ep"], workdir)
             made_in = round(time.monotonic() - start, 1)
-            result = fuzz(dataclasses.replace(cell, stage=stage), made, holder["reference"], True, profile, example,
-                          known.get(stage, []))
+            result = fuzz(
+                dataclasses.replace(cell, stage=stage),
+                made,
+                holder["reference"],
+                True,
+                profile,
+                example,
+                known.get(stage, []),
+            )
             result.detail["artifact_seconds"] = made_in
             return result
 

@@ -62,7 +62,6 @@ def wanted(cell: "Cell") -> bool:
 
 def _sync() -> None:
     """Wait for the GPU's queued work, where this process uses one (a CPU cell's clock needs no wait)."""
-
     if torch.cuda.is_initialized():
         torch.cuda.synchronize()
 
@@ -87,7 +86,6 @@ class FirstCall:
 
 def steady_us(fn: Callable, args: tuple) -> tuple[float, float]:
     """The median and the best of REPS timed calls after WARMUP, in microseconds."""
-
     with torch.no_grad(), quiet():
         for _ in range(WARMUP):
             fn(*args)
@@ -104,10 +102,14 @@ def steady_us(fn: Callable, args: tuple) -> tuple[float, float]:
 def entry(first_call_ms: float, steady: dict[str, tuple[float, float]], clock: str = "cuda_event") -> dict:
     """The record a cell's outcome carries under detail["latency"] (compat.report.timings reads it): `steady` maps each
     check point's label to its (median, best)."""
-    return {"first_call_ms": round(first_call_ms, 3),
-            "steady_us": {k: round(median, 2) for k, (median, _) in steady.items()},
-            "steady_best_us": {k: round(best, 2) for k, (_, best) in steady.items()},
-            "clock": clock, "warmup": WARMUP, "reps": REPS}
+    return {
+        "first_call_ms": round(first_call_ms, 3),
+        "steady_us": {k: round(median, 2) for k, (median, _) in steady.items()},
+        "steady_best_us": {k: round(best, 2) for k, (_, best) in steady.items()},
+        "clock": clock,
+        "warmup": WARMUP,
+        "reps": REPS,
+    }
 
 
 def measure(fn: Callable, first: FirstCall, points: list, make_inputs: Callable, label: Callable) -> dict:

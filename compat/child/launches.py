@@ -45,7 +45,6 @@ def kernel_name(kernel) -> str:
 
 def _launchers() -> list[type]:
     """The classes whose `run` launches a kernel: Triton's jit function, and its interpreter's."""
-
     classes = [JITFunction]
     with contextlib.suppress(ImportError):  # optional: a Triton without the interpreter has no such class
         from triton.runtime.interpreter import InterpretedFunction
@@ -98,7 +97,6 @@ def record(fn, *args) -> Launched:
 
 def graph_kernels(graph_modules) -> set[str]:
     """The Triton kernels a traced graph launches: the kernel of each kernel-wrapper node (nested graphs too)."""
-
     names = set()
     for gm in graph_modules:
         for module in gm.modules():
@@ -113,6 +111,9 @@ def missing(launched: Launched, targets: list[str], kernels: set[str]) -> list[s
     """What the op launched in eager that the graph does not hold."""
     held = set(targets)
     # An op is held by its overload (`ns.name.default`) or, as Dynamo records a call of torch.ops.ns.name, its packet.
-    absent = [f"the op {op}" for op, inside in launched.ops.items()
-              if op not in held and op.rpartition(".")[0] not in held and not (inside and set(inside) <= kernels)]
+    absent = [
+        f"the op {op}"
+        for op, inside in launched.ops.items()
+        if op not in held and op.rpartition(".")[0] not in held and not (inside and set(inside) <= kernels)
+    ]
     return absent + [f"the Triton kernel {k}" for k in sorted(set(launched.kernels) - kernels)]

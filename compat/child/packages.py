@@ -123,9 +123,14 @@ def program_key(ep, family: str) -> str:
     graph = _SIDE_TABLE_INDEX.sub(r"\1 = ?", graph)
     described = _canonical("\n".join([graph, str(ep.range_constraints), str(ep.call_spec)]))
     tensors = {name: _tensor_digest(t) for name, t in sorted({**ep.state_dict, **ep.constants}.items())}
-    parts = {"graph": described, "launches": _launches(ep), "tensors": tensors, "examples": _meta(ep.example_inputs),
-             "family": family,
-             "versions": [torch.__version__, triton.__version__]}
+    parts = {
+        "graph": described,
+        "launches": _launches(ep),
+        "tensors": tensors,
+        "examples": _meta(ep.example_inputs),
+        "family": family,
+        "versions": [torch.__version__, triton.__version__],
+    }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

@@ -4,8 +4,19 @@ the parent reads it without torch; it is the only module of compat.child the par
 """
 
 # The suite's child tasks (compat.child.tasks registers a body under each; tests and users may add their own).
-TASKS = ("probe", "build", "load_program", "run_library", "run_cpp", "cpp_runner_build", "fuzz_probe", "fuzz_export",
-         "canary_build", "canary_run", "canary_cpp")
+TASKS = (
+    "probe",
+    "build",
+    "load_program",
+    "run_library",
+    "run_cpp",
+    "cpp_runner_build",
+    "fuzz_probe",
+    "fuzz_export",
+    "canary_build",
+    "canary_run",
+    "canary_cpp",
+)
 
 # Files in the work directory of the child that makes them.
 PROGRAM, PACKAGE = "program.pt2", "package.pt2"

@@ -29,10 +29,24 @@ from ..processes import kill_group, parent_death_signal
 from .protocol import IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK
 
 # Modules every child uses, imported once here (none of them initialises CUDA).
-PRELOAD = ("torch", "triton", "torch._dynamo", "torch.export", "torch._inductor.compile_fx",
-           "torch._inductor.codecache", "torch._higher_order_ops.triton_kernel_wrap", "torch.utils.flop_counter",
-           "hypothesis", "compat.matrix.cells", "compat.evidence.expectations", "compat.child.tasks", "compat.child.checks",
-           "compat.child.builds", "compat.child.fuzz", "compat.child.canary")
+PRELOAD = (
+    "torch",
+    "triton",
+    "torch._dynamo",
+    "torch.export",
+    "torch._inductor.compile_fx",
+    "torch._inductor.codecache",
+    "torch._higher_order_ops.triton_kernel_wrap",
+    "torch.utils.flop_counter",
+    "hypothesis",
+    "compat.matrix.cells",
+    "compat.evidence.expectations",
+    "compat.child.tasks",
+    "compat.child.checks",
+    "compat.child.builds",
+    "compat.child.fuzz",
+    "compat.child.canary",
+)
 
 _running: int | None = None  # the child being waited for
 

@@ -26,6 +26,7 @@ TASKS: dict[str, Callable[..., None]] = {}
 
 def task(name: str):
     """Declare a child task under `name` (the suite's below; tests and user modules may add their own)."""
+
     def register(fn):
         TASKS[name] = fn
         return fn
@@ -48,8 +49,9 @@ def probe(journal: Journal, cell: str, stages: list[str]) -> None:
     c = _cell(cell)
     for stage in stages:
         before_stage(dataclasses.replace(c, stage=stage))
-        journal.run(stage, functools.partial(on_every_config, CHECKS[STAGES[stage].check],
-                                             dataclasses.replace(c, stage=stage)))
+        journal.run(
+            stage, functools.partial(on_every_config, CHECKS[STAGES[stage].check], dataclasses.replace(c, stage=stage))
+        )
 
 
 @task("build")
@@ -88,16 +90,29 @@ def cpp_runner_build(journal: Journal, output: str) -> None:
 
 
 @task("fuzz_probe")
-def fuzz_probe(journal: Journal, cell: str, stages: list[str], profile: str, example: str | None = None,
-               known: dict[str, list[str]] | None = None) -> None:
+def fuzz_probe(
+    journal: Journal,
+    cell: str,
+    stages: list[str],
+    profile: str,
+    example: str | None = None,
+    known: dict[str, list[str]] | None = None,
+) -> None:
     from . import fuzz
 
     fuzz.probe_stages(journal, _cell(cell), stages, profile, example, known or {})
 
 
 @task("fuzz_export")
-def fuzz_export(journal: Journal, cell: str, mode: str, stages: list[str], profile: str, example: str | None = None,
-                known: dict[str, list[str]] | None = None) -> None:
+def fuzz_export(
+    journal: Journal,
+    cell: str,
+    mode: str,
+    stages: list[str],
+    profile: str,
+    example: str | None = None,
+    known: dict[str, list[str]] | None = None,
+) -> None:
     from . import fuzz
 
     fuzz.export_stages(journal, _cell(cell), mode, stages, profile, example, known or {})

@@ -28,9 +28,14 @@ def detect(path: str) -> None:
         import torch
         from torch._inductor import cpu_vec_isa
 
-        isas = [{"name": str(isa), "class": type(isa).__name__,
-                 "attrs": {k: v for k, v in vars(isa).items() if isinstance(v, (bool, int, float, str))}}
-                for isa in cpu_vec_isa.valid_vec_isa_list()]
+        isas = [
+            {
+                "name": str(isa),
+                "class": type(isa).__name__,
+                "attrs": {k: v for k, v in vars(isa).items() if isinstance(v, (bool, int, float, str))},
+            }
+            for isa in cpu_vec_isa.valid_vec_isa_list()
+        ]
         found = {"torch": torch.__version__, "isas": isas, "seconds": round(time.monotonic() - start, 1)}
     except Exception as exc:  # noqa: BLE001 - the children then detect on their own
         found = {"error": f"{type(exc).__name__}: {exc}"}

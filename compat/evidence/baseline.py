@@ -28,6 +28,7 @@ SEVERITY = [key for key, _, _ in GROUPS]
 @dataclass(frozen=True)
 class Reference:
     """What the baseline says of one cell: its row (a recorded version's) or its record (a results file's)."""
+
     describe: str  # for a reader: the expected outcome and where it is written
     outcome: dict[str, Any] | None = None  # a results file's record of the cell's outcome
     row: Expectation | None = None
@@ -50,7 +51,8 @@ class Baseline:
             before = {"kind": ref.row.row["outcome"]}
             if before["kind"] == "failed":  # a row has no message: any other failure is a changed one
                 return ref, "worse" if outcome.kind in ("crashed", "timed_out") else (
-                    "fixed" if outcome.kind == "passed" else "message")
+                    "fixed" if outcome.kind == "passed" else "message"
+                )
             old = {"outcome": {**before, "error_type": None, "message": None, "numerics": [], "detail": {}}}
         else:
             old = {"outcome": ref.outcome}
@@ -64,16 +66,17 @@ class RowsBaseline(Baseline):
 
     def __init__(self, expectations: Expectations, run: Run):
         self.expectations, self.run = expectations, run
-        self.name = f"the rows of the nearest version below torch {run.torch}, triton {run.triton} measured for " \
-                    f"each cell ({run.host})"
+        self.name = (
+            f"the rows of the nearest version below torch {run.torch}, triton {run.triton} measured for "
+            f"each cell ({run.host})"
+        )
 
     def reference(self, cell_id: str, section: str) -> Reference | None:
         recorded = nearest_below(self.expectations, self.run, cell_id)
         row = self.expectations.lookup(cell_id, recorded, section) if recorded else None
         if row is None:
             return None
-        return Reference(f"{row.describe()} ({row.where}, torch {recorded.torch}, triton {recorded.triton})",
-                         row=row)
+        return Reference(f"{row.describe()} ({row.where}, torch {recorded.torch}, triton {recorded.triton})", row=row)
 
 
 class ResultsBaseline(Baseline):
@@ -89,8 +92,9 @@ class ResultsBaseline(Baseline):
         record = self.records[section].get(cell_id)
         if record is None or record["outcome"]["kind"] == "skipped":
             return None
-        return Reference(f"{Outcome.from_dict(record['outcome']).summary()[:200]} ({self.path})",
-                         outcome=record["outcome"])
+        return Reference(
+            f"{Outcome.from_dict(record['outcome']).summary()[:200]} ({self.path})", outcome=record["outcome"]
+        )
 
 
 def _order(r: Run) -> tuple:
@@ -113,31 +117,37 @@ def nearest_above(expectations: Expectations, run: Run, cell_id: str | None = No
 
 def neighbours(expectations: Expectations, run: Run, above: bool = False):
     """For accept: a cell's nearest recorded versions below (and above), whose agreeing rows it widens."""
+
     def of(cell_id: str) -> tuple[Run, ...]:
-        found = (nearest_below(expectations, run, cell_id),
-                 nearest_above(expectations, run, cell_id) if above else None)
+        found = (
+            nearest_below(expectations, run, cell_id),
+            nearest_above(expectations, run, cell_id) if above else None,
+        )
         return tuple(r for r in found if r)
+
     return of
 
 
 def for_run(expectations: Expectations, run: Run, results_path: str | None) -> Baseline | None:
     if results_path:
-
         return ResultsBaseline(results_path, results.load(results_path))
     return RowsBaseline(expectations, run) if nearest_below(expectations, run) else None
 
 
 def complaint(cell_id: str, change: str, ref: Reference, outcome: Outcome, path) -> str:
     strict = " (strict)" if change == "fixed" else ""
-    return (f"{cell_id}: changed against the baseline, {TITLES[change].split(':')[0].lower()}{strict}.\n"
-            f"  baseline: {ref.describe}\n  observed: {outcome.summary()}\n"
-            f"  If this is the new truth, record it: rerun with --compat-accept (writes rows to {path}).")
+    return (
+        f"{cell_id}: changed against the baseline, {TITLES[change].split(':')[0].lower()}{strict}.\n"
+        f"  baseline: {ref.describe}\n  observed: {outcome.summary()}\n"
+        f"  If this is the new truth, record it: rerun with --compat-accept (writes rows to {path})."
+    )
 
 
 def _compared(doc: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
     """The baseline a run named, and its records (cells and fuzz tests) that were compared with it."""
-    return doc["options"].get("baseline"), [r for s in ("cells", "fuzz") for r in doc.get(s, [])
-                                            if r.get("against_baseline")]
+    return doc["options"].get("baseline"), [
+        r for s in ("cells", "fuzz") for r in doc.get(s, []) if r.get("against_baseline")
+    ]
 
 
 def _changed(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -157,44 +167,63 @@ def summary_lines(doc: dict[str, Any], limit: int = 40) -> list[str]:
         return []
     groups = _changed(doc)
     changed = sum(map(len, groups.values()))
-    lines = [f"baseline: {name}: {len(records) - changed} cells without rows of their own matched it, "
-             f"{changed} changed" + ("" if not changed else ": " + ", ".join(
-                 f"{len(v)} {TITLES[k].split(':')[0].lower()}" for k, v in groups.items() if v))]
+    lines = [
+        f"baseline: {name}: {len(records) - changed} cells without rows of their own matched it, "
+        f"{changed} changed"
+        + (
+            ""
+            if not changed
+            else ": " + ", ".join(f"{len(v)} {TITLES[k].split(':')[0].lower()}" for k, v in groups.items() if v)
+        )
+    ]
     shown = 0
     for key in SEVERITY:
         for record in groups[key]:
             if shown == limit:
                 return lines + [f"  ... {changed - shown} more in the changes Markdown"]
             fuzz = "fuzz " if record["section"] == "fuzz" else ""
-            lines.append(f"  {TITLES[key].split(':')[0].lower()}: {fuzz}{record['id']}: "
-                         f"{Outcome.from_dict(record['outcome']).summary()[:140]}")
+            lines.append(
+                f"  {TITLES[key].split(':')[0].lower()}: {fuzz}{record['id']}: "
+                f"{Outcome.from_dict(record['outcome']).summary()[:140]}"
+            )
             shown += 1
     return lines
 
 
 def markdown(doc: dict[str, Any]) -> str | None:
     """The changes against the baseline, by severity, within a pull-request comment's limit; None without one."""
-
     name, records = _compared(doc)
     if not name or not records:
         return None
     env = doc["environment"]
     groups = _changed(doc)
     changed = sum(map(len, groups.values()))
-    out = [f"## Upgrade gate: torch {env['torch']}, triton {env['triton']}", "",
-           f"Baseline: {name}.", "",
-           f"{len(records) - changed} cells without rows for this version matched the baseline; **{changed} changed**"
-           f"{' (the gate fails on these)' if changed else ''}.", ""]
+    out = [
+        f"## Upgrade gate: torch {env['torch']}, triton {env['triton']}",
+        "",
+        f"Baseline: {name}.",
+        "",
+        f"{len(records) - changed} cells without rows for this version matched the baseline; **{changed} changed**"
+        f"{' (the gate fails on these)' if changed else ''}.",
+        "",
+    ]
     size = sum(len(line) + 1 for line in out)
     for key, title, bad in GROUPS:
         if not groups[key]:
             continue
-        block = ["", f"### {'🔴 ' if bad else ''}{title} ({len(groups[key])})", "", "| cell | baseline | now |",
-                 "|---|---|---|"]
+        block = [
+            "",
+            f"### {'🔴 ' if bad else ''}{title} ({len(groups[key])})",
+            "",
+            "| cell | baseline | now |",
+            "|---|---|---|",
+        ]
         for i, record in enumerate(groups[key]):
             ref = record["against_baseline"]["reference"].replace("|", "/")
-            row = f"| `{record['id']}`{' (fuzz)' if record['section'] == 'fuzz' else ''} | {ref[:160]} | " \
-                  f"{state(record['outcome']).replace('|', '/')} |"
+            row = (
+                f"| `{record['id']}`{' (fuzz)' if record['section'] == 'fuzz' else ''} | {ref[:160]} | "
+                f"{state(record['outcome']).replace('|', '/')} |"
+            )
             if size + sum(len(b) + 1 for b in block) + len(row) > COMMENT_LIMIT - 300:
                 block.append(f"| … {len(groups[key]) - i} more | see the results file | |")
                 break

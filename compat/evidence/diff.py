@@ -27,8 +27,10 @@ DRIFT_FLOOR = 1e-3  # relative errors below this are rounding noise in every dty
 WORSE = ("crashed", "timed_out")
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment's body
 # Causes that come from the host, not the version: launching Triton without a GPU, or without a CPU backend.
-HOST_CAUSES = re.compile(r"0 active drivers|cannot be accessed from Triton \(cpu tensor\?\)|0 compatible backends for "
-                         r"target|not built with the 'cpu' backend|Found no NVIDIA driver|CUDA driver")
+HOST_CAUSES = re.compile(
+    r"0 active drivers|cannot be accessed from Triton \(cpu tensor\?\)|0 compatible backends for "
+    r"target|not built with the 'cpu' backend|Found no NVIDIA driver|CUDA driver"
+)
 
 # (key, title, is a regression); the order a reviewer reads them in: regressions, then fixed, then changed.
 GROUPS = (
@@ -123,9 +125,16 @@ def compare(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> dict[str, list[
             reason, rewrite = str(row.get("reason") or ""), str(row.get("rewrite") or "")
             if not reason and key != "drift":  # a drift passes on both sides: its error grew, the columns say
                 reason, rewrite = _catalogued(cell_id, oa if key == "fixed" else ob, key == "fixed")
-            groups[key].append(Change(cell_id, before, after,
-                                      host=cross_host and (same_versions or _host_caused(oa, ob)),
-                                      reason=reason, rewrite=rewrite))
+            groups[key].append(
+                Change(
+                    cell_id,
+                    before,
+                    after,
+                    host=cross_host and (same_versions or _host_caused(oa, ob)),
+                    reason=reason,
+                    rewrite=rewrite,
+                )
+            )
     return groups
 
 
@@ -135,8 +144,11 @@ def _catalogued(cell_id: str, failing: dict[str, Any] | None, fixed: bool) -> tu
     outcome = Outcome.from_dict(failing) if failing else None
     known = catalogue.explain(outcome, split_cell_id(cell_id, "a diff")) if outcome else None
     if known is None:
-        return ("it failed before; no catalogue entry explains that failure" if fixed else
-                "no catalogue entry explains it: a failure not seen before"), ""
+        return (
+            "it failed before; no catalogue entry explains that failure"
+            if fixed
+            else "no catalogue entry explains it: a failure not seen before"
+        ), ""
     said = f"`{known.key}`: {known.reason}" if known.key else known.reason
     return (f"it failed before, as {said}" if fixed else said), ("" if fixed else known.rewrite or "")
 

@@ -70,8 +70,22 @@ SCHEMA = 2
 READS = (1, 2)  # schema 1: a mapping of cell ids to their rows, rewritten as schema 2 by the next accept
 EXPECTABLE = tuple(k for k in KINDS if k != "skipped")  # a skip is the environment's, never an expectation
 HOSTS = ("gpu", "cpu-only")
-ROW_KEYS = {"torch", "triton", "host", "outcome", "error", "cause", "known", "match", "signal", "reason", "rewrite",
-            "provenance", "example", "reproducer"}
+ROW_KEYS = {
+    "torch",
+    "triton",
+    "host",
+    "outcome",
+    "error",
+    "cause",
+    "known",
+    "match",
+    "signal",
+    "reason",
+    "rewrite",
+    "provenance",
+    "example",
+    "reproducer",
+}
 WORDS = ("match", "reason", "rewrite")  # what a row takes from its catalogue entry (`known`) or writes out
 IDS = "ids"  # a row's list of the cells it holds for, in the file
 SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
@@ -80,7 +94,6 @@ UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason
 
 def _parse_key(key: str, where: str) -> list[Cell]:
     """The matrix cells a key names: its own cell, or every dtype's cell for an any-dtype key."""
-
     key_cell = split_cell_id(key, where)
     if key_cell.dtype == ANY_DTYPE:
         for axis in ("kernel", "style", "stage", "device"):
@@ -94,6 +107,7 @@ def _parse_key(key: str, where: str) -> list[Cell]:
 @dataclass(frozen=True)
 class Run:
     """The facts a row's selectors are matched against."""
+
     torch: str
     triton: str
     host: str
@@ -122,8 +136,11 @@ class Expectation:
 
     def applies(self, run: Run) -> bool:
         r = self.row
-        return (_contains(r["torch"], run.torch) and _contains(r.get("triton"), run.triton)
-                and r.get("host", run.host) == run.host)
+        return (
+            _contains(r["torch"], run.torch)
+            and _contains(r.get("triton"), run.triton)
+            and r.get("host", run.host) == run.host
+        )
 
     @cached_property
     def full(self) -> dict[str, Any]:
@@ -145,8 +162,11 @@ class Expectation:
             return False
         if r["outcome"] == "failed":
             cause = outcome.cause
-            return (outcome.error_type == r["error"] and re.search(r["match"], outcome.searchable) is not None
-                    and r.get("cause", cause.error_type) == cause.error_type)
+            return (
+                outcome.error_type == r["error"]
+                and re.search(r["match"], outcome.searchable) is not None
+                and r.get("cause", cause.error_type) == cause.error_type
+            )
         if r["outcome"] == "crashed" and r.get("signal"):
             return outcome.error_type == r["signal"]
         return True
@@ -163,8 +183,11 @@ class Expectations:
         self.path = Path(path)
         self.data = data
         self.fallback = fallback
-        self.rows = {(section, cid): [Expectation(cid, i, row, section) for i, row in enumerate(rows)]
-                     for section in SECTIONS for cid, rows in data.get(section, {}).items()}
+        self.rows = {
+            (section, cid): [Expectation(cid, i, row, section) for i, row in enumerate(rows)]
+            for section in SECTIONS
+            for cid, rows in data.get(section, {}).items()
+        }
 
     @classmethod
     def for_run(cls, path: str | os.PathLike, named: bool, accept: bool = False) -> "Expectations":
@@ -209,8 +232,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if key in seen:
-                raise ExpectationsError(f"{key_node.start_mark.name}: duplicate key {key!r} on lines {seen[key]} and "
-                                        f"{line}; merge the two blocks into one")
+                raise ExpectationsError(
+                    f"{key_node.start_mark.name}: duplicate key {key!r} on lines {seen[key]} and "
+                    f"{line}; merge the two blocks into one"
+                )
             seen[key] = line
         return super().construct_mapping(node, deep)
 
@@ -218,24 +243,28 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def cell_view(data: Any, where: str) -> dict[str, Any]:
     """The file read as each cell's list of rows: schema 2's rows listing their cells, or schema 1's mapping."""
     if not isinstance(data, dict) or not {"schema", "cells"} <= set(data) <= {"schema", *SECTIONS}:
-        raise ExpectationsError(f"{where}: the top level must be a mapping with the keys 'schema' and 'cells', and "
-                                f"optionally 'fuzz'")
+        raise ExpectationsError(
+            f"{where}: the top level must be a mapping with the keys 'schema' and 'cells', and optionally 'fuzz'"
+        )
     if data["schema"] not in READS:
-        raise ExpectationsError(f"{where}: schema {data['schema']!r} is not supported (this version reads "
-                                f"{' and '.join(map(str, READS))})")
+        raise ExpectationsError(
+            f"{where}: schema {data['schema']!r} is not supported (this version reads {' and '.join(map(str, READS))})"
+        )
     if data["schema"] == 1:
         return {**data, "schema": SCHEMA}
     view: dict[str, Any] = {"schema": SCHEMA}
     for section in SECTIONS:
         rows = data.get(section, [])
         if not isinstance(rows, list):
-            raise ExpectationsError(f"{where}: '{section}' must be a list of rows, each listing its cells under "
-                                    f"'{IDS}'")
+            raise ExpectationsError(
+                f"{where}: '{section}' must be a list of rows, each listing its cells under '{IDS}'"
+            )
         cells = view.setdefault(section, {})
         for i, row in enumerate(rows):
             if not isinstance(row, dict) or not isinstance(row.get(IDS), list) or not row[IDS]:
-                raise ExpectationsError(f"{where}: {section}[{i}]: a row must be a mapping whose '{IDS}' lists the "
-                                        f"cells it holds for")
+                raise ExpectationsError(
+                    f"{where}: {section}[{i}]: a row must be a mapping whose '{IDS}' lists the cells it holds for"
+                )
             for cell_id in row[IDS]:
                 cells.setdefault(str(cell_id), []).append({k: v for k, v in row.items() if k != IDS})
     return view
@@ -271,8 +300,9 @@ def _validate_row(row: Any, where: str) -> None:
             try:
                 SpecifierSet(str(row[key]))
             except InvalidSpecifier:
-                raise ExpectationsError(f"{where}: {key}: {row[key]!r} is not a version specifier "
-                                        f"(for example '>=2.6,<2.14' or '==2.11.*')") from None
+                raise ExpectationsError(
+                    f"{where}: {key}: {row[key]!r} is not a version specifier (for example '>=2.6,<2.14' or '==2.11.*')"
+                ) from None
     if row.get("host", HOSTS[0]) not in HOSTS:
         raise ExpectationsError(f"{where}: host {row['host']!r} is not one of {HOSTS}")
     if row["outcome"] not in EXPECTABLE:
@@ -280,8 +310,9 @@ def _validate_row(row: Any, where: str) -> None:
     if "known" in row:
         _validate_known(row, where)
     words = () if "known" in row else ("match", "reason") if row["outcome"] == "failed" else ("reason",)
-    needed = {"failed": ("error", *words), "mismatch": words, "crashed": words,
-              "timed_out": words}.get(row["outcome"], ())
+    needed = {"failed": ("error", *words), "mismatch": words, "crashed": words, "timed_out": words}.get(
+        row["outcome"], ()
+    )
     for key in needed:
         if not row.get(key):
             raise ExpectationsError(f"{where}: outcome {row['outcome']} needs {key!r}")
@@ -291,34 +322,50 @@ def _validate_row(row: Any, where: str) -> None:
         except re.error as exc:
             raise ExpectationsError(f"{where}: match {row['match']!r} is not a valid regex: {exc}") from None
     if "example" in row:
-
         try:
             Example.from_json(row["example"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ExpectationsError(f"{where}: example is not a fuzz example's JSON ({exc}); copy it from the failing "
-                                    f"test's reproducer") from None
+            raise ExpectationsError(
+                f"{where}: example is not a fuzz example's JSON ({exc}); copy it from the failing test's reproducer"
+            ) from None
     prov = row["provenance"]
-    if not (isinstance(prov, dict) and len(prov) == 1 and (
+    if not (
+        isinstance(prov, dict)
+        and len(prov) == 1
+        and (
             isinstance(prov.get("documented"), str)
-            or (measurements(prov) and all(isinstance(m, dict) and {"torch", "triton", "device", "date"} <= set(m)
-                                           for m in measurements(prov))))):
-        raise ExpectationsError(f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} (or a "
-                                f"list of those, for a row widened over versions) or {{documented: 'citation'}}")
+            or (
+                measurements(prov)
+                and all(
+                    isinstance(m, dict) and {"torch", "triton", "device", "date"} <= set(m) for m in measurements(prov)
+                )
+            )
+        )
+    ):
+        raise ExpectationsError(
+            f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} (or a "
+            f"list of those, for a row widened over versions) or {{documented: 'citation'}}"
+        )
 
 
 def _validate_known(row: dict[str, Any], where: str) -> None:
     entry = by_key(str(row["known"]))
     if entry is None:
-        raise ExpectationsError(f"{where}: known: no catalogue entry has the key {row['known']!r} (the suite's are in "
-                                f"compat/evidence/catalogue.py; yours are registered with compat.register_known by a "
-                                f"module your compat_cases names)")
+        raise ExpectationsError(
+            f"{where}: known: no catalogue entry has the key {row['known']!r} (the suite's are in "
+            f"compat/evidence/catalogue.py; yours are registered with compat.register_known by a "
+            f"module your compat_cases names)"
+        )
     if entry.kind != row["outcome"]:
-        raise ExpectationsError(f"{where}: known: {row['known']!r} explains outcome {entry.kind}, the row expects "
-                                f"{row['outcome']}")
+        raise ExpectationsError(
+            f"{where}: known: {row['known']!r} explains outcome {entry.kind}, the row expects {row['outcome']}"
+        )
     written = [k for k in ("reason", "rewrite") if k in row]
     if written:
-        raise ExpectationsError(f"{where}: a row with 'known' takes its reason and rewrite from the catalogue entry; "
-                                f"remove {written} or 'known'")
+        raise ExpectationsError(
+            f"{where}: a row with 'known' takes its reason and rewrite from the catalogue entry; "
+            f"remove {written} or 'known'"
+        )
 
 
 def resolve(row: dict[str, Any]) -> dict[str, Any]:
@@ -342,8 +389,12 @@ def _keyed(row: dict[str, Any]) -> dict[str, Any]:
         words = resolve({**rest, "known": entry.key})
         if all(words.get(k) == row.get(k) for k in ("reason", "rewrite")):
             own = {"match": row["match"]} if row.get("match", words.get("match")) != words.get("match") else {}
-            return {**{k: v for k, v in rest.items() if k != "provenance"}, "known": entry.key, **own,
-                    "provenance": row["provenance"]}
+            return {
+                **{k: v for k, v in rest.items() if k != "provenance"},
+                "known": entry.key,
+                **own,
+                "provenance": row["provenance"],
+            }
     return row
 
 
@@ -353,36 +404,52 @@ def measurements(prov: dict[str, Any]) -> list[dict[str, Any]]:
     return [measured] if isinstance(measured, dict) else list(measured) if isinstance(measured, list) else []
 
 
-def verdict(cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path,
-            section: str = "cells") -> str | None:
+def verdict(
+    cell_id: str, expectation: Expectation | None, outcome: Outcome, run: Run, path: Path, section: str = "cells"
+) -> str | None:
     """None when the outcome is what was expected; otherwise the gate's complaint, with how to record the change.
 
     In the fuzz section a cell without rows is expected to pass: the matrix already says it does, on one input. An
     environment failure (the AOTI canary fails too; the C++ runner cannot be built) is no outcome of the cell's: no
     expectation accepts it."""
     if outcome.detail.get("environment_failure"):
-        return (f"{cell_id}: the environment failed, not the wrapping style; no expectation accepts that.\n"
-                f"  observed: {outcome.summary()}")
+        return (
+            f"{cell_id}: the environment failed, not the wrapping style; no expectation accepts that.\n"
+            f"  observed: {outcome.summary()}"
+        )
     if section == "fuzz":
-        how = (f"Fix it where the fault is ours; otherwise record it under fuzz.{cell_id} (or its any-dtype key) in "
-               f"{path}, with its reproducer and reason.")
+        how = (
+            f"Fix it where the fault is ours; otherwise record it under fuzz.{cell_id} (or its any-dtype key) in "
+            f"{path}, with its reproducer and reason."
+        )
         if outcome.detail.get("reproducer"):
             how = f"reproduce: {outcome.detail['reproducer']}\n  {how}"
         if expectation is None:
-            return None if outcome.kind == "passed" else (
-                f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
-                f"  observed: {outcome.summary()}\n  {how}")
+            return (
+                None
+                if outcome.kind == "passed"
+                else (
+                    f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
+                    f"  observed: {outcome.summary()}\n  {how}"
+                )
+            )
     else:
-        how = (f"If this is the new truth, record it: rerun with --compat-accept (rewrites {path}) "
-               f"or edit cells.{cell_id} there by hand.")
+        how = (
+            f"If this is the new truth, record it: rerun with --compat-accept (rewrites {path}) "
+            f"or edit cells.{cell_id} there by hand."
+        )
         if expectation is None:
-            return (f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
-                    f"  observed: {outcome.summary()}\n  {how}")
+            return (
+                f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
+                f"  observed: {outcome.summary()}\n  {how}"
+            )
     if expectation.agrees(outcome):
         return None
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
-    return (f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({expectation.where}, "
-            f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}")
+    return (
+        f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({expectation.where}, "
+        f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}"
+    )
 
 
 def _minor_spec(version: str) -> str:
@@ -441,13 +508,17 @@ def measured_on(env: dict[str, Any]) -> dict[str, str]:
     return {"torch": env["torch"], "triton": env["triton"], "device": gpu, "date": env["date"][:10]}
 
 
-def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
-             section: str = "cells") -> dict[str, Any]:
+def row_from(
+    cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str], section: str = "cells"
+) -> dict[str, Any]:
     """A row recording an observation; a failure the catalogue knows gets its stable match, reason and rewrite. A
     fuzz finding carries its falsifying example and reproducer, replayed first in every later run."""
-
-    row: dict[str, Any] = {"torch": _minor_spec(run.torch), "triton": _minor_spec(run.triton), "host": run.host,
-                           "outcome": outcome.kind}
+    row: dict[str, Any] = {
+        "torch": _minor_spec(run.torch),
+        "triton": _minor_spec(run.triton),
+        "host": run.host,
+        "outcome": outcome.kind,
+    }
     known = explain(outcome, parse_cell_id(cell_id, "accept"), section)
     if outcome.kind == "failed":
         cause = outcome.cause
@@ -467,7 +538,6 @@ def row_from(cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
     elif outcome.kind != "passed":
         row["reason"] = UNEXPLAINED
     if section == "fuzz" and outcome.detail.get("example"):
-
         row["example"] = json.dumps(outcome.detail["example"], separators=(",", ":"))
         row["reproducer"] = outcome.detail["reproducer"]
     row["provenance"] = {"measured": measured}
@@ -478,8 +548,9 @@ def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome, sect
     """A row of the cell, for any version or host, that agrees with the outcome and says why."""
     while exp is not None:
         rows = exp.rows.get((section, cell_id), []) + exp.rows.get((section, any_dtype_key(cell_id)), [])
-        found = next((e for e in rows if UNEXPLAINED not in str(e.full.get("reason", UNEXPLAINED))
-                      and e.agrees(outcome)), None)
+        found = next(
+            (e for e in rows if UNEXPLAINED not in str(e.full.get("reason", UNEXPLAINED)) and e.agrees(outcome)), None
+        )
         if found:
             return found
         exp = exp.fallback
@@ -510,8 +581,16 @@ def recorded_runs(expectations: Expectations | None, cell_id: str | None = None)
     return runs
 
 
-def _widen_neighbours(exp: Expectations, cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str],
-                      neighbours: Callable[[str], tuple[Run, ...]], changes: list[str], section: str) -> bool:
+def _widen_neighbours(
+    exp: Expectations,
+    cell_id: str,
+    outcome: Outcome,
+    run: Run,
+    measured: dict[str, str],
+    neighbours: Callable[[str], tuple[Run, ...]],
+    changes: list[str],
+    section: str,
+) -> bool:
     """Widen the first neighbour's row of this file that agrees with the outcome to this run; say whether one did."""
     for neighbour in neighbours(cell_id):
         old = exp.lookup(cell_id, neighbour, section)
@@ -528,14 +607,22 @@ def _widen_neighbours(exp: Expectations, cell_id: str, outcome: Outcome, run: Ru
             exp.rows[(section, old.cell_id)][old.index] = old
             continue
         exp.data[section][old.cell_id][old.index] = wide
-        changes.append(f"{cell_id}: widened {old.where} to torch {wide['torch']}"
-                       f"{', triton ' + wide['triton'] if 'triton' in wide else ''}: {outcome.summary()[:80]}")
+        changes.append(
+            f"{cell_id}: widened {old.where} to torch {wide['torch']}"
+            f"{', triton ' + wide['triton'] if 'triton' in wide else ''}: {outcome.summary()[:80]}"
+        )
         return True
     return False
 
 
-def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: dict[str, str],
-           neighbours: Callable[[str], tuple[Run, ...]] = lambda cell_id: (), section: str = "cells") -> list[str]:
+def accept(
+    exp: Expectations,
+    observed: dict[str, Outcome],
+    run: Run,
+    measured: dict[str, str],
+    neighbours: Callable[[str], tuple[Run, ...]] = lambda cell_id: (),
+    section: str = "cells",
+) -> list[str]:
     """Make the file agree with what was observed; return one line per change. Cells not observed are kept;
     observations of cells no longer in the matrix (an older run's results) are left out.
 
@@ -545,7 +632,6 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
     version or host.
 
     `section` "fuzz": the fuzz tests' findings; a fuzz test without rows is expected to pass, so a pass needs none."""
-
     changes = []
     cells = exp.data.setdefault(section, {})
     for cell_id in sorted(filter(in_matrix, observed)):
@@ -562,8 +648,10 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
         if UNEXPLAINED in str(new.get("reason")):
             twin = _explained_elsewhere(exp, cell_id, outcome, section)
             if twin is not None:
-                new = {**{k: v for k, v in new.items() if k not in WORDS},
-                       **{k: twin.row[k] for k in ("cause", "known", *WORDS) if k in twin.row}}
+                new = {
+                    **{k: v for k, v in new.items() if k not in WORDS},
+                    **{k: twin.row[k] for k in ("cause", "known", *WORDS) if k in twin.row},
+                }
                 new["provenance"] = new.pop("provenance")  # keeps the row's key order: provenance last
         mine = current is not None and current in exp.rows.get((section, current.cell_id), [])
         if current is not None and current.agrees(outcome):
@@ -581,8 +669,10 @@ def accept(exp: Expectations, observed: dict[str, Outcome], run: Run, measured: 
             # rows come before its any-dtype rows).
             rows.insert(current.index if own else 0 if current is not None else len(rows), new)
         was = current.describe() if current else "no expectation"
-        changes.append(f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: {was} -> {outcome.summary()}  "
-                       f"[torch {new['torch']}, triton {new['triton']}, host {new['host']}]")
+        changes.append(
+            f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: {was} -> {outcome.summary()}  "
+            f"[torch {new['torch']}, triton {new['triton']}, host {new['host']}]"
+        )
     if changes:
         exp.data[section] = dict(sorted(_fold_dtypes(cells).items()))
         validate(exp.data, str(exp.path))
@@ -632,13 +722,20 @@ def _grouped(cells: dict[str, list[dict]]) -> list[dict]:
         for key in keys:
             ids[key].append(cell_id)
         for i, before in enumerate(keys):
-            later[before].update(after for after in keys[i + 1:] if _overlap(rows[before], rows[after]))
+            later[before].update(after for after in keys[i + 1 :] if _overlap(rows[before], rows[after]))
     waiting = {key: 0 for key in rows}
     for key in rows:
         for after in later[key]:
             waiting[after] += 1
-    plain = {key: (rows[key]["outcome"], str(rows[key].get("known") or rows[key].get("reason") or ""),
-                   str(rows[key].get("error") or ""), key) for key in rows}
+    plain = {
+        key: (
+            rows[key]["outcome"],
+            str(rows[key].get("known") or rows[key].get("reason") or ""),
+            str(rows[key].get("error") or ""),
+            key,
+        )
+        for key in rows
+    }
     ready = [plain[key] for key, n in waiting.items() if n == 0]
     heapq.heapify(ready)
     order = []

@@ -37,6 +37,7 @@ EAGER_MULTIPLE = 2.0  # how much of eager's own error (against float64) an outpu
 def _ours(fn):
     """A comparison that breaks is the harness's fault, never the cell's outcome (a fuzz test's exception is
     otherwise its finding): raised as a HarnessError naming the comparison."""
+
     @functools.wraps(fn)
     def judged(*args, **kwargs):
         try:
@@ -44,15 +45,22 @@ def _ours(fn):
         except HarnessError:
             raise
         except Exception as exc:  # noqa: BLE001 - named as the comparison's fault
-            raise HarnessError(f"compat.evidence.numerics.{fn.__name__} raised {type(exc).__name__}: {exc} (a fault "
-                               f"of the comparison, not the cell's outcome)") from exc
+            raise HarnessError(
+                f"compat.evidence.numerics.{fn.__name__} raised {type(exc).__name__}: {exc} (a fault "
+                f"of the comparison, not the cell's outcome)"
+            ) from exc
+
     return judged
 
 
 def _usable64(ref: torch.Tensor, ref64) -> bool:
     """Whether a float64 result can stand beside `ref`: a floating tensor of its shape."""
-    return (isinstance(ref64, torch.Tensor) and ref.is_floating_point() and ref64.shape == ref.shape
-            and ref64.dtype == torch.float64)
+    return (
+        isinstance(ref64, torch.Tensor)
+        and ref.is_floating_point()
+        and ref64.shape == ref.shape
+        and ref64.dtype == torch.float64
+    )
 
 
 TF32 = 5e-3  # float32 run in TF32 (10 significant bits, as float16's 11): the `tf32` allowance of a declaration
@@ -67,8 +75,9 @@ def declared_tolerance(kernel, dtype: str) -> float | None:
     return TF32 if getattr(kernel, "tf32", False) and dtype == "float32" else None
 
 
-def _start(out, ref: torch.Tensor, label: str, computed_in: str | None,
-           tol: float | None = None) -> tuple[float, dict[str, Any], bool]:
+def _start(
+    out, ref: torch.Tensor, label: str, computed_in: str | None, tol: float | None = None
+) -> tuple[float, dict[str, Any], bool]:
     """The tolerance (`tol`, a declaration's, replaces the dtypes'), the result's common fields, and whether out has
     ref's shape and dtype (if not, the result says so)."""
     dtype = str(ref.dtype).removeprefix("torch.")
@@ -82,8 +91,14 @@ def _start(out, ref: torch.Tensor, label: str, computed_in: str | None,
 
 
 @_ours
-def compare(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str | None = None,
-            ref64: torch.Tensor | None = None, tol: float | None = None) -> dict[str, Any]:
+def compare(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    label: str,
+    computed_in: str | None = None,
+    ref64: torch.Tensor | None = None,
+    tol: float | None = None,
+) -> dict[str, Any]:
     """`ref64`: the reference run in float64 (see the module's docstring); without it, eager's result is the truth.
     `tol`: the declaration's tolerance (declared_tolerance), replacing the dtype's."""
     tol, result, comparable = _start(out, ref, label, computed_in, tol)
@@ -92,30 +107,47 @@ def compare(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str |
     out64, eager = out.detach().double().cpu(), ref.detach().double().cpu()
     truth = ref64.detach().cpu() if _usable64(ref, ref64) and torch.isfinite(ref64).all() else eager
     if not torch.isfinite(eager).all():
-        raise DeclarationError(f"{label}: the eager reference is not finite; the comparison would prove nothing "
-                               f"(the declared inputs or reference are at fault)")
+        raise DeclarationError(
+            f"{label}: the eager reference is not finite; the comparison would prove nothing "
+            f"(the declared inputs or reference are at fault)"
+        )
     scale = truth.abs().max().item()
     if scale == 0.0:
-        raise DeclarationError(f"{label}: the eager reference is all zeros; the comparison would prove nothing "
-                               f"(the declared inputs or reference are at fault)")
+        raise DeclarationError(
+            f"{label}: the eager reference is all zeros; the comparison would prove nothing "
+            f"(the declared inputs or reference are at fault)"
+        )
     err = (out64 - truth).abs()
     eager_err = (eager - truth).abs().max().item()
     nonfinite = int((~torch.isfinite(out64)).sum())  # NaN never passes
     max_abs = float("inf") if nonfinite else err.max().item()
     bound = tol * scale + EAGER_MULTIPLE * eager_err
-    result.update(max_abs_err=max_abs, max_rel_err=max_abs / scale, ref_scale=scale, nonfinite=nonfinite,
-                  against="float64" if truth is not eager else "eager", eager_err=eager_err)
+    result.update(
+        max_abs_err=max_abs,
+        max_rel_err=max_abs / scale,
+        ref_scale=scale,
+        nonfinite=nonfinite,
+        against="float64" if truth is not eager else "eager",
+        eager_err=eager_err,
+    )
     result["ok"] = nonfinite == 0 and max_abs <= bound
     if not result["ok"]:
-        result["why"] = (f"{label}: {nonfinite} non-finite outputs" if nonfinite else
-                         f"{label}: max abs err {max_abs:.3g} > {tol} x scale {scale:.3g}" +
-                         (f" + {EAGER_MULTIPLE:g} x eager's own error {eager_err:.3g} (both against float64)"
-                          if truth is not eager else ""))
+        result["why"] = (
+            f"{label}: {nonfinite} non-finite outputs"
+            if nonfinite
+            else f"{label}: max abs err {max_abs:.3g} > {tol} x scale {scale:.3g}"
+            + (
+                f" + {EAGER_MULTIPLE:g} x eager's own error {eager_err:.3g} (both against float64)"
+                if truth is not eager
+                else ""
+            )
+        )
     return result
 
 
-def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, overflow: torch.Tensor | None = None,
-                     dtype: torch.dtype | None = None) -> str | None:
+def _specials_differ(
+    o: torch.Tensor, r: torch.Tensor, label: str, overflow: torch.Tensor | None = None, dtype: torch.dtype | None = None
+) -> str | None:
     """Where NaN or an infinity is in one and not the other: what the comparison says, or None. `overflow`: the
     elements whose magnitude (the exact value's, or its terms' where an error scale is declared) overflows the
     dtype and where eager is not finite: there eager's inf or NaN is its summation order's, so the output must be
@@ -125,16 +157,23 @@ def _specials_differ(o: torch.Tensor, r: torch.Tensor, label: str, overflow: tor
         finite_there = overflow & torch.isfinite(o)
         if finite_there.any():
             where = finite_there.nonzero()[0].tolist()
-            return (f"{label}: finite where the exact value overflows {str(dtype).removeprefix('torch.')}: "
-                    f"{int(finite_there.sum())} element(s), first at {where}")
+            return (
+                f"{label}: finite where the exact value overflows {str(dtype).removeprefix('torch.')}: "
+                f"{int(finite_there.sum())} element(s), first at {where}"
+            )
         judged = ~overflow
-    for what, o_mask, r_mask in (("NaN", o.isnan(), r.isnan()), ("+inf", o == math.inf, r == math.inf),
-                                 ("-inf", o == -math.inf, r == -math.inf)):
+    for what, o_mask, r_mask in (
+        ("NaN", o.isnan(), r.isnan()),
+        ("+inf", o == math.inf, r == math.inf),
+        ("-inf", o == -math.inf, r == -math.inf),
+    ):
         differ = (o_mask != r_mask) & judged
         if differ.any():
             where = differ.nonzero()[0].tolist()
-            return (f"{label}: {what} where eager has none, or missing where eager has it: "
-                    f"{int(differ.sum())} element(s), first at {where}")
+            return (
+                f"{label}: {what} where eager has none, or missing where eager has it: "
+                f"{int(differ.sum())} element(s), first at {where}"
+            )
     return None
 
 
@@ -149,9 +188,15 @@ def _overflowing(magnitude: torch.Tensor | None, r: torch.Tensor, dtype: torch.d
 
 
 @_ours
-def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale: torch.Tensor | None = None,
-                        computed_in: str | None = None, ref64: torch.Tensor | None = None,
-                        tol: float | None = None) -> dict[str, Any]:
+def compare_elementwise(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    label: str,
+    scale: torch.Tensor | None = None,
+    computed_in: str | None = None,
+    ref64: torch.Tensor | None = None,
+    tol: float | None = None,
+) -> dict[str, Any]:
     """`scale`: what each element's error is measured against, when not |ref| (a dot product errs relative to the
     sum of its terms' magnitudes, however much they cancel). `ref64`: the reference in float64; an element then
     passes within tol x its scale of the float64 value plus EAGER_MULTIPLE x eager's own error there."""
@@ -173,23 +218,37 @@ def compare_elementwise(out: torch.Tensor, ref: torch.Tensor, label: str, scale:
     eager_err = (r - t).abs()[finite]
     scale = (t.abs() if scale is None else scale.to(r).abs())[finite]
     bad = err > tol * scale + EAGER_MULTIPLE * eager_err + tiny
-    result.update(max_abs_err=err.max().item() if err.numel() else 0.0,
-                  max_rel_err=(err / scale.clamp_min(tiny)).max().item() if err.numel() else 0.0,
-                  informative=bool((scale > 0).any()), ok=not bool(bad.any()),
-                  against="float64" if t is not r else "eager")
+    result.update(
+        max_abs_err=err.max().item() if err.numel() else 0.0,
+        max_rel_err=(err / scale.clamp_min(tiny)).max().item() if err.numel() else 0.0,
+        informative=bool((scale > 0).any()),
+        ok=not bool(bad.any()),
+        against="float64" if t is not r else "eager",
+    )
     if bad.any():
         first = finite.nonzero()[bad.nonzero()[0, 0]].tolist()
-        truth = f"float64 {t[tuple(first)].item():.6g}, eager {r[tuple(first)].item():.6g}" if t is not r \
+        truth = (
+            f"float64 {t[tuple(first)].item():.6g}, eager {r[tuple(first)].item():.6g}"
+            if t is not r
             else f"eager {r[tuple(first)].item():.6g}"
+        )
         bound = f"{tol} x |float64| + {EAGER_MULTIPLE:g} x eager's own error" if t is not r else f"{tol} x |eager|"
-        result["why"] = (f"{label}: {int(bad.sum())} element(s) beyond {bound} + {tiny:.3g}; first at "
-                         f"{first}: got {o[tuple(first)].item():.6g}, {truth}")
+        result["why"] = (
+            f"{label}: {int(bad.sum())} element(s) beyond {bound} + {tiny:.3g}; first at "
+            f"{first}: got {o[tuple(first)].item():.6g}, {truth}"
+        )
     return result
 
 
 @_ours
-def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_in: str | None = None,
-                     ref64: torch.Tensor | None = None, tol: float | None = None) -> dict[str, Any]:
+def compare_gradient(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    label: str,
+    computed_in: str | None = None,
+    ref64: torch.Tensor | None = None,
+    tol: float | None = None,
+) -> dict[str, Any]:
     """A gradient on generated inputs: NaN and +-inf where eager has them (as compare_elementwise), the finite
     elements held together to the gradient's scale (as compare): a gradient sums over what it reaches, so an
     element's error follows its terms' magnitudes, not its own value, which cancellation may bring near zero."""
@@ -204,7 +263,22 @@ def compare_gradient(out: torch.Tensor, ref: torch.Tensor, label: str, computed_
     finite = torch.isfinite(r)
     if not bool(finite.any()) or r[finite].abs().max().item() == 0.0:  # nothing to measure against: must be zero
         ok = bool((o[finite] == 0).all())  # (true of no element at all: every one NaN or inf where eager's is)
-        return {**result, "ok": ok, "informative": False, "max_abs_err": 0.0, "max_rel_err": 0.0,
-                **({} if ok else {"why": f"{label}: nonzero where eager's gradient is zero"})}
-    return {**compare(out.detach()[finite], ref.detach()[finite], label, computed_in,
-                      None if exact is None else exact[finite], tol), "informative": True}
+        return {
+            **result,
+            "ok": ok,
+            "informative": False,
+            "max_abs_err": 0.0,
+            "max_rel_err": 0.0,
+            **({} if ok else {"why": f"{label}: nonzero where eager's gradient is zero"}),
+        }
+    return {
+        **compare(
+            out.detach()[finite],
+            ref.detach()[finite],
+            label,
+            computed_in,
+            None if exact is None else exact[finite],
+            tol,
+        ),
+        "informative": True,
+    }

@@ -121,8 +121,12 @@ def from_exit(returncode: int, stderr_tail: str, phase: str) -> Outcome:
 
 
 def timed_out(seconds: float, phase: str, stderr_tail: str) -> Outcome:
-    return Outcome("timed_out", None, f"no result after {seconds:.0f} s during {phase}; the process was killed",
-                   detail={"phase": phase, "timeout_s": seconds, "stderr_tail": stderr_tail})
+    return Outcome(
+        "timed_out",
+        None,
+        f"no result after {seconds:.0f} s during {phase}; the process was killed",
+        detail={"phase": phase, "timeout_s": seconds, "stderr_tail": stderr_tail},
+    )
 
 
 def skipped(reason: str) -> Outcome:

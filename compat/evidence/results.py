@@ -22,13 +22,24 @@ SCHEMA = 1
 def fuzz_summary(fuzz: list[dict[str, Any]]) -> dict[str, Any]:
     tallies = [f["outcome"]["detail"].get("tally", {}) for f in fuzz]
     by_outcome = Counter(f["outcome"]["kind"] for f in fuzz)
-    return {"cells": len(fuzz), "by_outcome": {k: by_outcome.get(k, 0) for k in KINDS},
-            "unexpected": sum(1 for f in fuzz if f["verdict"]), "examples": sum(t.get("examples", 0) for t in tallies)}
+    return {
+        "cells": len(fuzz),
+        "by_outcome": {k: by_outcome.get(k, 0) for k in KINDS},
+        "unexpected": sum(1 for f in fuzz if f["verdict"]),
+        "examples": sum(t.get("examples", 0) for t in tallies),
+    }
 
 
-def document(env: dict[str, Any], cells: list[dict[str, Any]], builds: dict[str, Any], wall_seconds: float,
-             options: dict[str, Any], fuzz: list[dict[str, Any]] = (), harness_errors: list[dict[str, Any]] = (),
-             fuzz_collected: bool = False) -> dict[str, Any]:
+def document(
+    env: dict[str, Any],
+    cells: list[dict[str, Any]],
+    builds: dict[str, Any],
+    wall_seconds: float,
+    options: dict[str, Any],
+    fuzz: list[dict[str, Any]] = (),
+    harness_errors: list[dict[str, Any]] = (),
+    fuzz_collected: bool = False,
+) -> dict[str, Any]:
     """The run's document. `fuzz`: the fuzz tests' records (same shape as cells), each outcome's detail holding its
     tally: examples run, how many had something to compare, max abs and rel error, refusals per layout.
     `harness_errors`: tests the harness itself failed (id, section, error), which have no outcome.
@@ -83,7 +94,6 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     """One document from several partial runs of the same torch and triton (shards, or runs cut short by a time
     limit): each cell as its latest run measured it, its verdict recomputed against `expectations` (said in the
     options, so a reader knows the gate did not see these verdicts live). Cells no longer in the matrix are left out."""
-
     docs = [(_in_repository(p), load(p)) for p in paths]  # loaded where given, named as its repository names it
     versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
     if len(versions) > 1:
@@ -95,9 +105,18 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
         gpus = Counter(g["name"] for g in env["gpus"])
         # A merged file brings its own runs: its records keep the run they came from.
         inner = doc["options"].get("merged_from")
-        sources += [{k: s[k] for k in ("path", "machine", "date", "wall_seconds")} for s in inner] if inner else [
-            {"path": str(path), "machine": ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items())
-             or "cpu", "date": env["date"], "wall_seconds": doc["summary"]["wall_seconds"]}]
+        sources += (
+            [{k: s[k] for k in ("path", "machine", "date", "wall_seconds")} for s in inner]
+            if inner
+            else [
+                {
+                    "path": str(path),
+                    "machine": ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items()) or "cpu",
+                    "date": env["date"],
+                    "wall_seconds": doc["summary"]["wall_seconds"],
+                }
+            ]
+        )
         for section, records in merged.items():
             for cell in doc.get(section, []):
                 if not in_matrix(cell["id"]):
@@ -105,28 +124,46 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                     continue
                 outcome = Outcome.from_dict(cell["outcome"])
                 exp = expectations.lookup(cell["id"], run, section)
-                records[cell["id"]] = {**cell, "source": cell["source"] if inner else str(path),
-                                       "expected": exp.full if exp else None,
-                                       "expected_at": exp.where if exp else None,
-                                       "verdict": None if outcome.kind == "skipped" else  # the environment's
-                                       verdict(cell["id"], exp, outcome, run, expectations.path, section)}
+                records[cell["id"]] = {
+                    **cell,
+                    "source": cell["source"] if inner else str(path),
+                    "expected": exp.full if exp else None,
+                    "expected_at": exp.where if exp else None,
+                    "verdict": None
+                    if outcome.kind == "skipped"
+                    # the environment's
+                    else verdict(cell["id"], exp, outcome, run, expectations.path, section),
+                }
     for source in sources:  # what each run still contributes, once later runs took their cells
         for section in merged:
             source[section] = sum(r["source"] == source["path"] for r in merged[section].values())
     summaries = [d["summary"] for _, d in docs]
-    builds = {"exports": sum(s.get("exports", 0) for s in summaries),
-              "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
-              "aoti_reused": sum(s.get("aoti_reused", 0) for s in summaries),
-              "aoti_store_compiles": sum(s.get("aoti_store_compiles", 0) for s in summaries),
-              "aoti_compile_seconds": {k: v for s in summaries for k, v in s.get("aoti_compile_seconds", {}).items()},
-              "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()}}
+    builds = {
+        "exports": sum(s.get("exports", 0) for s in summaries),
+        "aoti_compiles": sum(s.get("aoti_compiles", 0) for s in summaries),
+        "aoti_reused": sum(s.get("aoti_reused", 0) for s in summaries),
+        "aoti_store_compiles": sum(s.get("aoti_store_compiles", 0) for s in summaries),
+        "aoti_compile_seconds": {k: v for s in summaries for k, v in s.get("aoti_compile_seconds", {}).items()},
+        "canaries": {k: v for s in summaries for k, v in s.get("canaries", {}).items()},
+    }
     # a merged input names its profiles joined by ", ": each once
-    profiles = sorted({p for _, d in docs if d.get("fuzz") for p in (d["options"].get("fuzz_profile") or "").split(", ")
-                       if p})
-    options = {"merged_from": sources, "left_out_not_in_matrix": left_out,
-               "regraded_against": os.path.relpath(expectations.path), "fuzz_profile": ", ".join(profiles) or None}
-    return document(docs[-1][1]["environment"], list(merged["cells"].values()), builds,
-                    sum(s["wall_seconds"] for s in summaries), options, fuzz=list(merged["fuzz"].values()))
+    profiles = sorted(
+        {p for _, d in docs if d.get("fuzz") for p in (d["options"].get("fuzz_profile") or "").split(", ") if p}
+    )
+    options = {
+        "merged_from": sources,
+        "left_out_not_in_matrix": left_out,
+        "regraded_against": os.path.relpath(expectations.path),
+        "fuzz_profile": ", ".join(profiles) or None,
+    }
+    return document(
+        docs[-1][1]["environment"],
+        list(merged["cells"].values()),
+        builds,
+        sum(s["wall_seconds"] for s in summaries),
+        options,
+        fuzz=list(merged["fuzz"].values()),
+    )
 
 
 def write(path: str | Path, doc: dict[str, Any]) -> None:

@@ -20,8 +20,9 @@ FRAGMENT_LIMIT = 160  # a first line longer than this is cut: the tail of such l
 WRAPPER_LINES = (r"RuntimeError when making fake tensor call",)
 
 _DYNAMO_GOT = re.compile(r"\): got (\w[\w.]*)\((.*)\)\s*$", re.MULTILINE)  # Dynamo's "...(*args): got Error('msg')"
-_OPCHECK = re.compile(r"^opcheck\(op, \.\.\.\): test_\w+ failed with (.*?)(?: \(scroll up for stack trace\))?$",
-                      re.DOTALL)
+_OPCHECK = re.compile(
+    r"^opcheck\(op, \.\.\.\): test_\w+ failed with (.*?)(?: \(scroll up for stack trace\))?$", re.DOTALL
+)
 _PREFIXED = re.compile(r"^((?:\w+\.)*\w*(?:Error|Exception)): (.+)", re.DOTALL)  # Inductor's "RuntimeError: msg"
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 # A file the run generated (its run directory, Inductor's cache): named anew each run, never part of the cause.

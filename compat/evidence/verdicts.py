@@ -31,10 +31,20 @@ VERDICTS: dict[str, tuple[str, str]] = {
 }
 REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
 UNFUZZED_MARK = "°"  # beside "pass": a stage the fuzz tests drive, whose fuzz test did not run in these results
-ON_THE_MODEL = {"passed": "passes", "failed": "fails", "mismatch": "wrong", "crashed": "crashed",
-                "timed_out": "timed_out", "skipped": "skipped"}
-ON_SOME_INPUTS = {"mismatch": "wrong_some", "failed": "errors_some", "crashed": "errors_some",
-                  "timed_out": "errors_some"}
+ON_THE_MODEL = {
+    "passed": "passes",
+    "failed": "fails",
+    "mismatch": "wrong",
+    "crashed": "crashed",
+    "timed_out": "timed_out",
+    "skipped": "skipped",
+}
+ON_SOME_INPUTS = {
+    "mismatch": "wrong_some",
+    "failed": "errors_some",
+    "crashed": "errors_some",
+    "timed_out": "errors_some",
+}
 
 
 @dataclass(frozen=True)
@@ -50,8 +60,9 @@ class Verdict:
 
     @property
     def label(self) -> str:
-        return VERDICTS[self.kind][0] + (REFUSES_MARK if self.refuses else "") + (UNFUZZED_MARK if self.unfuzzed
-                                                                                    else "")
+        return (
+            VERDICTS[self.kind][0] + (REFUSES_MARK if self.refuses else "") + (UNFUZZED_MARK if self.unfuzzed else "")
+        )
 
     @property
     def works(self) -> bool:
@@ -70,8 +81,9 @@ def _provenance(row: dict[str, Any] | None) -> str:
     if "documented" in prov:
         return f"documented: {prov['documented']}"
 
-    return "measured: " + "; ".join(f"torch {m['torch']}, triton {m['triton']}, {m['device']}, {m['date']}"
-                                    for m in measurements(prov))
+    return "measured: " + "; ".join(
+        f"torch {m['torch']}, triton {m['triton']}, {m['device']}, {m['date']}" for m in measurements(prov)
+    )
 
 
 def _observed(outcome: Outcome) -> str:
@@ -94,11 +106,20 @@ def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[
     outcome = Outcome.from_dict(record["outcome"])
     tally = outcome.detail.get("tally") or {}
     shared: list[tuple[str, str]] = []
-    facts = [("fuzz", f"{tally.get('examples', 0)} generated examples; max abs err {tally.get('max_abs_err', 0):.3g}, "
-                      f"max rel err {tally.get('max_rel_err', 0):.3g}")]
+    facts = [
+        (
+            "fuzz",
+            f"{tally.get('examples', 0)} generated examples; max abs err {tally.get('max_abs_err', 0):.3g}, "
+            f"max rel err {tally.get('max_rel_err', 0):.3g}",
+        )
+    ]
     if tally.get("refused"):
-        shared.append(("refuses", "; ".join(f"{layout}: {(tally.get('refusals') or {}).get(layout, '')}"
-                                            for layout in tally["refused"])))
+        shared.append(
+            (
+                "refuses",
+                "; ".join(f"{layout}: {(tally.get('refusals') or {}).get(layout, '')}" for layout in tally["refused"]),
+            )
+        )
     if outcome.kind != "passed":
         row = record.get("expected") or {}
         shared.append(("why", row.get("reason") or "no expectation recorded"))
@@ -115,14 +136,12 @@ def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[
 
 
 def _json(value: Any) -> str:
-
     return json.dumps(value, separators=(",", ":")) if not isinstance(value, str) else value
 
 
 def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_here: bool = False) -> Verdict:
     """The verdict of one cell record; `fuzz` is its fuzz test's record, if one ran. `fuzzed_here`: this results
     file holds fuzz tests, so a passing cell without one says why it has none."""
-
     outcome, row = Outcome.from_dict(cell["outcome"]), cell.get("expected") or {}
     kind = ON_THE_MODEL[outcome.kind]
     evidence: list[tuple[str, str]] = []
@@ -143,8 +162,16 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
         elif fuzzed_here:
             stage = STAGES.get(cell["axes"]["stage"])
             unfuzzed = bool(stage and stage.fuzzed)
-            facts.append(("fuzz", "not fuzzed in these results: passes on the model's inputs only" if unfuzzed
-                          else f"not fuzzed: {stage.not_fuzzed}" if stage else "not fuzzed"))
+            facts.append(
+                (
+                    "fuzz",
+                    "not fuzzed in these results: passes on the model's inputs only"
+                    if unfuzzed
+                    else f"not fuzzed: {stage.not_fuzzed}"
+                    if stage
+                    else "not fuzzed",
+                )
+            )
     elif outcome.kind != "skipped":
         evidence.append(("observed", clip(_observed(outcome), 600)))
         evidence.append(("why", row.get("reason") or "no expectation recorded"))
@@ -161,8 +188,13 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
         evidence.append(("remedy", detail["remedy"]))
     unexpected = bool(cell.get("verdict")) or bool(fuzz and fuzz.get("verdict"))
     if unexpected:
-        evidence.append(("gate", "differs from its expectation: "
-                         + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v)))
+        evidence.append(
+            (
+                "gate",
+                "differs from its expectation: "
+                + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v),
+            )
+        )
     return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite)
 
 
@@ -182,8 +214,16 @@ def _inherited(verdict: Verdict, package: Verdict) -> Verdict:
     package's verdict is its too, since the same package gives the same values from C++."""
     stage = split_cell_id(package.id, "a verdict").stage
     if package.works:  # passes, not fuzzed in these results: neither is the C++ cell
-        return dataclasses.replace(verdict, unfuzzed=True, facts=verdict.facts + (
-            ("fuzz", f"runs the {stage} package, whose fuzz test did not run in these results"),))
-    return dataclasses.replace(verdict, kind=package.kind, rewrite=package.rewrite, evidence=package.evidence,
-                               facts=verdict.facts + (("fuzz", f"runs the {stage} package: "
-                                                               f"{VERDICTS[package.kind][1]}"),))
+        return dataclasses.replace(
+            verdict,
+            unfuzzed=True,
+            facts=verdict.facts
+            + (("fuzz", f"runs the {stage} package, whose fuzz test did not run in these results"),),
+        )
+    return dataclasses.replace(
+        verdict,
+        kind=package.kind,
+        rewrite=package.rewrite,
+        evidence=package.evidence,
+        facts=verdict.facts + (("fuzz", f"runs the {stage} package: {VERDICTS[package.kind][1]}"),),
+    )

@@ -24,31 +24,61 @@ from .verdicts import ON_SOME_INPUTS, of_doc
 
 DEVICES = ("cuda", "cpu", "cpu_interpret")
 GPU, CPU, DOCUMENTED = "GPU", "CPU", "documented"
-STATE_MARK = {"works": "✓", "partly": "◐", "fails": "✗", "fails on some inputs": "≠", "wrong values": "⚠"}  # in every font, emoji or not
+STATE_MARK = {
+    "works": "✓",
+    "partly": "◐",
+    "fails": "✗",
+    "fails on some inputs": "≠",
+    "wrong values": "⚠",
+}  # in every font, emoji or not
 
 # The tutorial's chart ("user-defined Triton kernels with torch.compile", ../shared/seeds/001), its rows quoted
 # verbatim: per row, the stages that test it (on a GPU, where the tutorial runs; every compile stage here uses
 # fullgraph=True) and per way its claim. A row no stage tests is quoted and never compared.
-CHART_STYLES = {"raw_jit": "Triton kernel (no explicit torch.library wrapper)", "triton_op": "torch.library.triton_op",
-                "custom_op": "torch.library.custom_op"}
+CHART_STYLES = {
+    "raw_jit": "Triton kernel (no explicit torch.library wrapper)",
+    "triton_op": "torch.library.triton_op",
+    "custom_op": "torch.library.custom_op",
+}
 COMPILE = ("compile_eager", "compile_aot_eager", "compile_inductor", "compile_dynamic")
 CHART = (
     ("Supports inference", ("eager",), {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "Yes"}),
-    ("Supports training", ("compile_backward",),
-     {"raw_jit": "In the majority of cases", "triton_op": "Yes", "custom_op": "Yes"}),
+    (
+        "Supports training",
+        ("compile_backward",),
+        {"raw_jit": "In the majority of cases", "triton_op": "Yes", "custom_op": "Yes"},
+    ),
     ("Supports torch.compile", (), {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "Yes"}),
-    ("Supports torch.compile(fullgraph=True)", COMPILE,
-     {"raw_jit": "In the majority of cases", "triton_op": "In the majority of cases", "custom_op": "In all cases"}),
-    ("Does torch.compile trace into the implementation?", (), {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "No"}),
-    ("Supports AOTInductor", ("aoti_strict", "aoti_nonstrict"), {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "No"}),
-    ("Supports PyTorch Subsystems like FlopCounterMode, CPU Fallback, Tensor Subclasses", ("flop_count",),
-     {"raw_jit": "No", "triton_op": "Yes", "custom_op": "Yes"}),
+    (
+        "Supports torch.compile(fullgraph=True)",
+        COMPILE,
+        {"raw_jit": "In the majority of cases", "triton_op": "In the majority of cases", "custom_op": "In all cases"},
+    ),
+    (
+        "Does torch.compile trace into the implementation?",
+        (),
+        {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "No"},
+    ),
+    (
+        "Supports AOTInductor",
+        ("aoti_strict", "aoti_nonstrict"),
+        {"raw_jit": "Yes", "triton_op": "Yes", "custom_op": "No"},
+    ),
+    (
+        "Supports PyTorch Subsystems like FlopCounterMode, CPU Fallback, Tensor Subclasses",
+        ("flop_count",),
+        {"raw_jit": "No", "triton_op": "Yes", "custom_op": "Yes"},
+    ),
 )
 # The registration a row assumes: training through an autograd.Function (a raw kernel) or register_autograd (an op),
 # FLOPs through register_flop_formula. None: no style here registers it that way, so the row is not compared.
-CHART_VIA = {"Supports training": {"raw_jit": "autograd_function", "triton_op": "register_autograd", "custom_op": None},
-             "Supports PyTorch Subsystems like FlopCounterMode, CPU Fallback, Tensor Subclasses":
-                 {"triton_op": "triton_op_flops", "custom_op": None}}
+CHART_VIA = {
+    "Supports training": {"raw_jit": "autograd_function", "triton_op": "register_autograd", "custom_op": None},
+    "Supports PyTorch Subsystems like FlopCounterMode, CPU Fallback, Tensor Subclasses": {
+        "triton_op": "triton_op_flops",
+        "custom_op": None,
+    },
+}
 SAME_CLAIM = {"In all cases": "Yes"}  # the chart's words for what the measurement calls Yes
 # A hedged claim ("in the majority of cases") is refuted only by less; "Yes" and "No" by anything else.
 HOW_MANY = ("No", "In some cases", "In the majority of cases", "Yes")
@@ -64,9 +94,12 @@ def minor(version: str) -> str:
 @dataclass
 class Entry:
     """One (style, stage, device) at one torch minor: how its cells ended, and how that is known."""
+
     passed: int = 0
     ran: int = 0
-    wrong: int = 0  # cells that pass on the model but whose fuzz tests found them wrong or raising (compat.evidence.verdicts)
+    wrong: int = (
+        0  # cells that pass on the model but whose fuzz tests found them wrong or raising (compat.evidence.verdicts)
+    )
     mismatched: int = 0  # cells that gave wrong values on the model itself, silently: worse than an error
     causes: set = field(default_factory=set)
     how: str = ""
@@ -89,8 +122,10 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[t
         env = doc["environment"]
         version, how = minor(env["torch"]), GPU if env["gpus"] else CPU
         if (version, how) in seen:  # two triton versions of one torch, say: each column is one run
-            raise CompatError(f"{seen[version, how]} and {path} are both torch {version} on a {how} host; give one "
-                              f"run per version and host (compare Triton versions with `python -m compat diff`)")
+            raise CompatError(
+                f"{seen[version, how]} and {path} are both torch {version} on a {how} host; give one "
+                f"run per version and host (compare Triton versions with `python -m compat diff`)"
+            )
         seen[version, how] = path
         wrong = {cid for cid, v in of_doc(doc).items() if v.kind in ON_SOME_INPUTS.values()}
         for c in doc["cells"]:
@@ -110,7 +145,9 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[t
             cause = Outcome.from_dict(o).cause
             if o["kind"] == "mismatch":  # the numbers are each cell's; what went wrong is one of two things
                 whys = " ".join(n.get("why", "") for n in o.get("numerics") or [])
-                e.causes.add("no error, " + ("non-finite outputs" if "non-finite" in whys else "values beyond tolerance"))
+                e.causes.add(
+                    "no error, " + ("non-finite outputs" if "non-finite" in whys else "values beyond tolerance")
+                )
             elif cause is not None:  # sizes differ per kernel ("the Linears alone: 2424832"); the cause does not.
                 # Small numbers stay: they are the cause ("0 active drivers", which read "N active drivers").
                 e.causes.add(re.sub(r"\b\d{3,}\b", "N", clip(cause.fragment, 90)))
@@ -150,8 +187,13 @@ def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) 
             spans.append([e.state, v, v, e.causes])
     parts = []
     for i, (state, first, last, causes) in enumerate(spans):
-        when = (f"on {first}" if first == last else
-                f"from {first}" if i == len(spans) - 1 and last == versions[-1] and i else f"on {first}–{last}")
+        when = (
+            f"on {first}"
+            if first == last
+            else f"from {first}"
+            if i == len(spans) - 1 and last == versions[-1] and i
+            else f"on {first}–{last}"
+        )
         how = sorted({by_version[v].how for v in versions if Version(first) <= Version(v) <= Version(last)})
         cause = f" ({clip('; '.join(sorted(causes)), 160)})" if causes and state != "works" else ""
         parts.append(f"{state} {when}{cause} [{', '.join(how)}]")
@@ -165,10 +207,18 @@ def _measured(table, style: str, stages: tuple[str, ...]) -> tuple[str, str] | N
         return None
     ran, wrong = sum(e.ran for e in entries), sum(e.wrong for e in entries)
     good = sum(e.passed for e in entries) - wrong
-    measured = ("Yes" if good == ran else "No" if good == 0 else
-                "In the majority of cases" if good * 2 > ran else "In some cases")
+    measured = (
+        "Yes"
+        if good == ran
+        else "No"
+        if good == 0
+        else "In the majority of cases"
+        if good * 2 > ran
+        else "In some cases"
+    )
     return measured, f"{good} of {ran} cells work" + (
-        f" ({wrong} more pass on the model but fail on some generated inputs)" if wrong else "")
+        f" ({wrong} more pass on the model but fail on some generated inputs)" if wrong else ""
+    )
 
 
 def chart_rows(table) -> list[tuple[str, str, str, str]]:
@@ -206,25 +256,41 @@ def _changes(entries: dict[str, Entry]) -> bool:
 
 def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
     table = collect(docs, expectations)
-    out = ["# Support across versions", "",
-           "Generated by `python -m compat versions`; do not edit by hand. From the committed results: "
-           + ", ".join(f"`{p}`" for p, _ in docs) + ".", "",
-           "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
-           "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ≠ passes on the model but the fuzz "
-           "tests found wrong values or an error on some generated inputs, ⚠ wrong values on the model's own inputs "
-           "with no error (silent). The letter says how it is known: G measured on a GPU, C "
-           "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
-           "with the same device.", ""]
+    out = [
+        "# Support across versions",
+        "",
+        "Generated by `python -m compat versions`; do not edit by hand. From the committed results: "
+        + ", ".join(f"`{p}`" for p, _ in docs)
+        + ".",
+        "",
+        "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
+        "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ≠ passes on the model but the fuzz "
+        "tests found wrong values or an error on some generated inputs, ⚠ wrong values on the model's own inputs "
+        "with no error (silent). The letter says how it is known: G measured on a GPU, C "
+        "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
+        "with the same device.",
+        "",
+    ]
     disagree = chart_rows(table)
     if disagree:
-        out += ["## The tutorial's chart against the measurement", "",
-                "Where the chart of the tutorial *user-defined Triton kernels with torch.compile* claims otherwise "
-                "than the GPU measured (every kernel, dtype and stage of the capability).", "",
-                "| capability | way | the chart says | measured |", "|---|---|---|---|"]
+        out += [
+            "## The tutorial's chart against the measurement",
+            "",
+            "Where the chart of the tutorial *user-defined Triton kernels with torch.compile* claims otherwise "
+            "than the GPU measured (every kernel, dtype and stage of the capability).",
+            "",
+            "| capability | way | the chart says | measured |",
+            "|---|---|---|---|",
+        ]
         out += [f"| {c} | {w} | {claim} | {m} |" for c, w, claim, m in disagree] + [""]
-    out += ["## Compare two versions", "", "Any two of these results files, every cell, regressions first, grouped by "
-            "root-cause transition: `python -m compat diff OLD.json.gz NEW.json.gz`. The HTML page builds the command "
-            "for the pair you pick and shows the rows that differ between them.", ""]
+    out += [
+        "## Compare two versions",
+        "",
+        "Any two of these results files, every cell, regressions first, grouped by "
+        "root-cause transition: `python -m compat diff OLD.json.gz NEW.json.gz`. The HTML page builds the command "
+        "for the pair you pick and shows the rows that differ between them.",
+        "",
+    ]
     letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
     for device in DEVICES:
         # What changed between versions first (a reader comes for that), then the rest; each part by name.
@@ -234,18 +300,29 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
         # A version column only where something was measured on it for this device (a documented row alone left
         # the 2.14 CUDA column blank in 733 of 738 rows).
         versions = sorted({v for k in keys for v in _run_here(table[k])}, key=Version)
-        out += [f"## {device}", "", "| style · stage | " + " | ".join(versions) + " |", "|---" * (len(versions) + 1) + "|"]
+        out += [
+            f"## {device}",
+            "",
+            "| style · stage | " + " | ".join(versions) + " |",
+            "|---" * (len(versions) + 1) + "|",
+        ]
         for key in keys:
             row = [f"{STATE_MARK[e.state]}{letter[e.how]}" if (e := table[key].get(v)) else "" for v in versions]
             out.append(f"| `{key[0]}` · `{key[1]}` | " + " | ".join(row) + " |")
         documented = sorted({v for k in keys for v in table[k]} - set(versions), key=Version)
         if documented:
-            out += ["", f"Known on {device} only from upstream's documentation, said in words below rather than as "
-                        f"a column: torch {', '.join(documented)}."]
+            out += [
+                "",
+                f"Known on {device} only from upstream's documentation, said in words below rather than as "
+                f"a column: torch {', '.join(documented)}.",
+            ]
         out += ["", f"### {device}, in words", ""]
         out += [f"- {sentence(*key, table[key])}" for key in keys if _changes(table[key])]
-        out += ["", "(Only the styles and stages whose outcome or cause changes between versions are listed in words.)",
-                ""]
+        out += [
+            "",
+            "(Only the styles and stages whose outcome or cause changes between versions are listed in words.)",
+            "",
+        ]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -270,36 +347,55 @@ def _code(text: str) -> str:
 def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
     table = collect(docs, expectations)
     esc = html.escape
-    cls = {"works": "works", "partly": "partly", "fails": "fails", "fails on some inputs": "wrong",
-           "wrong values": "silent"}
+    cls = {
+        "works": "works",
+        "partly": "partly",
+        "fails": "fails",
+        "fails on some inputs": "wrong",
+        "wrong values": "silent",
+    }
     letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
-    out = [f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
-           "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
-           + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs) + ". ✓ works, ◐ partly, ✗ fails, ≠ wrong values "
-           "or an error on some generated inputs (fuzz), ⚠ wrong values on the model's own inputs, silently; G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
-           "counts and causes.</p></header>"]
+    out = [
+        f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
+        "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
+        + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs)
+        + ". ✓ works, ◐ partly, ✗ fails, ≠ wrong values "
+        "or an error on some generated inputs (fuzz), ⚠ wrong values on the model's own inputs, silently; G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
+        "counts and causes.</p></header>",
+    ]
     disagree = chart_rows(table)
     if disagree:
-        out += ["<h2>The tutorial's chart against the GPU measurement</h2><div class=wrap><table class=chart>"
-                "<thead><tr><th>capability</th><th>way</th><th>the chart says</th><th>measured</th></tr></thead><tbody>"]
-        out += [f"<tr><th>{esc(c)}</th><td>{_code(esc(w))}</td><td>{esc(claim)}</td><td>{esc(m)}</td></tr>"
-                for c, w, claim, m in disagree]
+        out += [
+            "<h2>The tutorial's chart against the GPU measurement</h2><div class=wrap><table class=chart>"
+            "<thead><tr><th>capability</th><th>way</th><th>the chart says</th><th>measured</th></tr></thead><tbody>"
+        ]
+        out += [
+            f"<tr><th>{esc(c)}</th><td>{_code(esc(w))}</td><td>{esc(claim)}</td><td>{esc(m)}</td></tr>"
+            for c, w, claim, m in disagree
+        ]
         out += ["</tbody></table></div>"]
-    options = "".join(f'<option value="{esc(p)}" data-v="{minor(d["environment"]["torch"])}">{esc(_label(d))}</option>'
-                      for p, d in docs)
-    out += ['<h2 id=compare>Compare two versions</h2><p class=meta><label>from <select id=old>'
-            f'{options}</select></label> <label>to <select id=new>{options}</select></label> '
-            "<label><input type=checkbox id=only> only what differs</label></p>"
-            "<p class=meta>Every cell, regressions first, grouped by root-cause transition: <code id=command></code>"
-            "</p>"]
+    options = "".join(
+        f'<option value="{esc(p)}" data-v="{minor(d["environment"]["torch"])}">{esc(_label(d))}</option>'
+        for p, d in docs
+    )
+    out += [
+        "<h2 id=compare>Compare two versions</h2><p class=meta><label>from <select id=old>"
+        f"{options}</select></label> <label>to <select id=new>{options}</select></label> "
+        "<label><input type=checkbox id=only> only what differs</label></p>"
+        "<p class=meta>Every cell, regressions first, grouped by root-cause transition: <code id=command></code>"
+        "</p>"
+    ]
     for device in DEVICES:
         # What changed between versions first (a reader comes for that), then the rest; each part by name.
         keys = sorted((k for k in table if k[2] == device), key=lambda k: (not _changes(_run_here(table[k])), k))
         if not keys:
             continue
         versions = sorted({v for k in keys for v in table[k]}, key=Version)  # the page compares any two
-        out += [f"<h2 id={device}>{device}</h2><div class=wrap><table><thead><tr><th>style · stage</th>"
-                + "".join(f"<th>{v}</th>" for v in versions) + "</tr></thead><tbody>"]
+        out += [
+            f"<h2 id={device}>{device}</h2><div class=wrap><table><thead><tr><th>style · stage</th>"
+            + "".join(f"<th>{v}</th>" for v in versions)
+            + "</tr></thead><tbody>"
+        ]
         for key in keys:
             cells, before, kinds = [], None, {}  # before: the version whose causes a cell names instead of repeating
             for v in versions:
@@ -307,19 +403,35 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
                 if e is None:
                     cells.append("<td></td>")
                     continue
-                causes = (f"; causes as on {before}" if before and table[key][before].causes == e.causes
-                          else "; " + "; ".join(sorted(e.causes))) if e.causes else ""
-                title = f"{e.passed} of {e.ran} cells pass" + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "") \
-                    + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "") + causes
+                causes = (
+                    (
+                        f"; causes as on {before}"
+                        if before and table[key][before].causes == e.causes
+                        else "; " + "; ".join(sorted(e.causes))
+                    )
+                    if e.causes
+                    else ""
+                )
+                title = (
+                    f"{e.passed} of {e.ran} cells pass"
+                    + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "")
+                    + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "")
+                    + causes
+                )
                 before = v
                 same = kinds.setdefault((e.state, frozenset(e.causes)), len(kinds))  # what the comparison compares
                 tip = esc(title, quote=False).replace('"', "&quot;")  # the attribute's own quote, not every '
-                cells.append(f'<td class={cls[e.state]} data-k={same} title="{tip}">'
-                             f'{STATE_MARK[e.state]}<sub>{letter[e.how]}</sub></td>')  # sub: short, the page is near 500 KB
+                cells.append(
+                    f'<td class={cls[e.state]} data-k={same} title="{tip}">'
+                    f"{STATE_MARK[e.state]}<sub>{letter[e.how]}</sub></td>"
+                )  # sub: short, the page is near 500 KB
             out.append(f"<tr><th>{esc(key[0])} · {esc(key[1])}</th>{''.join(cells)}</tr>")
         out += ["</tbody></table></div><ul>"]
-        out += [f"<li>{_code(esc(sentence(*key, table[key])))}</li>" for key in keys
-                if len({(e.state, frozenset(e.causes)) for e in table[key].values()}) > 1]
+        out += [
+            f"<li>{_code(esc(sentence(*key, table[key])))}</li>"
+            for key in keys
+            if len({(e.state, frozenset(e.causes)) for e in table[key].values()}) > 1
+        ]
         out += ["</ul>"]
     return "\n".join(out + [f"<script>{COMPARE}</script>"]) + "\n"
 

@@ -18,10 +18,12 @@ from typing import Iterable, Iterator
 from ..errors import CompatError
 
 CASES_GROUP = "triton_export_compat.cases"  # entry points of installed packages that declare kernels
-FIX = ("name the module in compat_cases (a run imports those in each child, after its fork, where their import "
-       "touches CUDA); or read the device when a launch first needs it (inside a function, cached with "
-       "functools.cache), not at import; or start children fresh (a new interpreter per task: slower): "
-       "--compat-children=fresh, or compat_children = fresh in the pytest ini")
+FIX = (
+    "name the module in compat_cases (a run imports those in each child, after its fork, where their import "
+    "touches CUDA); or read the device when a launch first needs it (inside a function, cached with "
+    "functools.cache), not at import; or start children fresh (a new interpreter per task: slower): "
+    "--compat-children=fresh, or compat_children = fresh in the pytest ini"
+)
 
 
 def installed_case_modules() -> list[str]:
@@ -35,13 +37,14 @@ def cuda_initialisations() -> Iterator[list[str]]:
     initialisation and of Triton's driver factory (where it was called from, outside torch, triton and this
     package), and a Triton driver found made afterwards (older Triton binds its factory where it cannot be watched);
     the calls still happen."""
-
     calls: list[str] = []
     driver = importlib.import_module("triton.runtime.driver")
     import torch.cuda  # here, not at the top: a fresh child's journal starts before torch loads (seconds)
 
-    watched = [(torch.cuda, "_lazy_init", "torch.cuda's initialisation"),
-               (driver, "_create_driver", "Triton's GPU driver made (as reading the device's properties does)")]
+    watched = [
+        (torch.cuda, "_lazy_init", "torch.cuda's initialisation"),
+        (driver, "_create_driver", "Triton's GPU driver made (as reading the device's properties does)"),
+    ]
     originals = [getattr(owner, name, None) for owner, name, _ in watched]
 
     def watch(original, what):
@@ -95,11 +98,16 @@ def import_cases(modules: Iterable[str], where: str = "compat_cases", forks: boo
         if calls and forks:
             import torch.cuda  # loaded by now (the watch imported it); here, as cuda_initialisations does
 
-            did = ("initialises CUDA" if torch.cuda.is_available() else
-                   "probes for a GPU (none here: on a GPU runner the same call initialises CUDA)")
-            raise CompatError(f"{where}: importing {module!r} {did}: {calls[0]}. This process forks a child per "
-                              f"task, and a forked child cannot use a CUDA the parent initialised, so every cell "
-                              f"would fail at its first CUDA call. Fix: {FIX}")
+            did = (
+                "initialises CUDA"
+                if torch.cuda.is_available()
+                else "probes for a GPU (none here: on a GPU runner the same call initialises CUDA)"
+            )
+            raise CompatError(
+                f"{where}: importing {module!r} {did}: {calls[0]}. This process forks a child per "
+                f"task, and a forked child cannot use a CUDA the parent initialised, so every cell "
+                f"would fail at its first CUDA call. Fix: {FIX}"
+            )
         if calls:
             touched.append(module)
     return touched

@@ -30,7 +30,6 @@ class Device:
 
     def unavailable_reason(self) -> str | None:
         if self.name == "cuda":
-
             if not torch.cuda.is_available():
                 return "no CUDA device on this machine (torch.cuda.is_available() is False)"
         return None
@@ -40,14 +39,24 @@ DEVICES: dict[str, Device] = {
     d.name: d
     for d in (
         Device("cuda", "NVIDIA GPU through CUDA; Triton compiles the kernel for it.", env=()),
-        Device("cpu", "CPU tensors, Triton as installed: only styles with a CPU kernel run here (a Triton kernel "
-                      "has no CPU backend to launch on).", env=()),
-        Device("cpu_interpret", "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
-               # float32 only: the interpreter computes in numpy, so float16 / bfloat16 there test numpy's emulation,
-               # not the kernel's dtype handling, at three times a CPU run's cost.
-               # 2**14 elements: the interpreter launches a program per block in numpy, about 3 s per 1e6 elements
-               # for the plain kernel and over a minute for host TMA.
-               env=(("TRITON_INTERPRET", "1"),), interpreted=True, dtypes=("float32",), fuzz_elements=2**14),
+        Device(
+            "cpu",
+            "CPU tensors, Triton as installed: only styles with a CPU kernel run here (a Triton kernel "
+            "has no CPU backend to launch on).",
+            env=(),
+        ),
+        Device(
+            "cpu_interpret",
+            "CPU tensors with Triton's interpreter on (TRITON_INTERPRET=1): kernels run in numpy.",
+            # float32 only: the interpreter computes in numpy, so float16 / bfloat16 there test numpy's emulation,
+            # not the kernel's dtype handling, at three times a CPU run's cost.
+            # 2**14 elements: the interpreter launches a program per block in numpy, about 3 s per 1e6 elements
+            # for the plain kernel and over a minute for host TMA.
+            env=(("TRITON_INTERPRET", "1"),),
+            interpreted=True,
+            dtypes=("float32",),
+            fuzz_elements=2**14,
+        ),
     )
 }
 
@@ -69,20 +78,28 @@ class Cell:
 
     def unavailable_reason(self) -> str | None:
         """Why this machine cannot run the cell (a skip, never an expectation): no GPU, or no API the kernel needs."""
-
         return DEVICES[self.device].unavailable_reason() or KERNELS[self.kernel].requires(self.device)
 
     def axes(self) -> dict[str, str]:
-        return {"kernel": self.kernel, "style": self.style, "stage": self.stage, "dtype": self.dtype,
-                "device": self.device}
+        return {
+            "kernel": self.kernel,
+            "style": self.style,
+            "stage": self.stage,
+            "dtype": self.dtype,
+            "device": self.device,
+        }
 
 
 def registries() -> dict[str, tuple[str, ...]]:
     """Valid names per axis, in declaration order."""
-
     dtypes = tuple(dict.fromkeys(d for k in KERNELS.values() for d in k.dtypes))
-    return {"kernel": tuple(KERNELS), "style": tuple(STYLES), "stage": tuple(STAGES), "dtype": dtypes,
-            "device": tuple(DEVICES)}
+    return {
+        "kernel": tuple(KERNELS),
+        "style": tuple(STYLES),
+        "stage": tuple(STAGES),
+        "dtype": dtypes,
+        "device": tuple(DEVICES),
+    }
 
 
 SUITE_CASES = "compat.matrix.kernels"  # the module that declares the suite's own kernels
@@ -94,16 +111,18 @@ def gated_kernels(cases: Iterable[str]) -> list[str]:
     module, as the suite's own repository does, or where no cases module is named at all: a user's first run is their
     ops, not 5,000 cells of ours."""
     cases = tuple(cases)
-    return [name for name, kernel in KERNELS.items()
-            if not cases or SUITE_CASES in cases or kernel.module != SUITE_CASES]
+    return [
+        name for name, kernel in KERNELS.items() if not cases or SUITE_CASES in cases or kernel.module != SUITE_CASES
+    ]
 
 
 def check_names(axis: str, names: Iterable[str], where: str) -> None:
     valid = registries()[axis]
     unknown = [n for n in names if n not in valid]
     if unknown:
-        raise RegistryError(f"{where}: unknown {axis} name(s) {', '.join(map(repr, unknown))}; "
-                            f"valid {axis} names: {', '.join(valid)}")
+        raise RegistryError(
+            f"{where}: unknown {axis} name(s) {', '.join(map(repr, unknown))}; valid {axis} names: {', '.join(valid)}"
+        )
 
 
 def why_not_applicable(cell: Cell) -> str | None:
@@ -160,8 +179,10 @@ def dtypes_braced(ids: Iterable[str]) -> list[str]:
     groups: dict[Cell, list[str]] = {}
     for cell in (split_cell_id(i, "dtypes_braced") for i in ids):
         groups.setdefault(dataclasses.replace(cell, dtype=""), []).append(cell.dtype)
-    return [dataclasses.replace(key, dtype=dtypes[0] if len(dtypes) == 1 else "{" + ",".join(dtypes) + "}").id
-            for key, dtypes in groups.items()]
+    return [
+        dataclasses.replace(key, dtype=dtypes[0] if len(dtypes) == 1 else "{" + ",".join(dtypes) + "}").id
+        for key, dtypes in groups.items()
+    ]
 
 
 def parse_cell_id(cell_id: str, where: str) -> Cell:
@@ -169,9 +190,11 @@ def parse_cell_id(cell_id: str, where: str) -> Cell:
     for axis, name in cell.axes().items():
         check_names(axis, [name], f"{where}: cell {cell_id!r}")
     if not applicable(cell):
-        raise RegistryError(f"{where}: {cell_id!r} is not in the matrix: the style does not apply to the kernel, or "
-                            f"the stage, device or dtype does not apply to them (see compat/matrix/cells.py, "
-                            f"applicable)")
+        raise RegistryError(
+            f"{where}: {cell_id!r} is not in the matrix: the style does not apply to the kernel, or "
+            f"the stage, device or dtype does not apply to them (see compat/matrix/cells.py, "
+            f"applicable)"
+        )
     return cell
 
 
@@ -189,7 +212,6 @@ def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
 
     Stage-major, AOTI stages first: xdist hands cells out in this order, so the long export + AOTI builds of
     different cells start on different workers at once instead of queueing behind one another's locks."""
-
     select = select or {}
     reg = registries()
 
@@ -197,8 +219,14 @@ def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
         return [n for n in reg[axis] if n in select.get(axis, reg[axis])]
 
     stages = sorted(pick("stage"), key=lambda st: not STAGES[st].packaged)
-    cells = (Cell(k, s, st, dt, dev) for st in stages for k in pick("kernel") for s in pick("style")
-             for dt in pick("dtype") for dev in pick("device"))
+    cells = (
+        Cell(k, s, st, dt, dev)
+        for st in stages
+        for k in pick("kernel")
+        for s in pick("style")
+        for dt in pick("dtype")
+        for dev in pick("device")
+    )
     return [c for c in cells if applicable(c)]
 
 

@@ -33,20 +33,21 @@ from torch._library.infer_schema import infer_schema
 from ..errors import DeclarationError, RegistryError
 
 # Why a style or stage that needs a feature of the entry (`features()`) does not apply to an entry without it.
-MISSING_FEATURE = {"backward": "the kernel declares no backward kernel",
-                   "tunable": "the kernel declares no tunable constexprs (Tunable)",
-                   "unary": "the style passes a tensor subclass through a one-tensor-in, one-tensor-out op",
-                   "flops": "it declares no FLOP formula",
-                   "dynamic": "it declares no dynamic dimension",
-                   "tunable_inplace": "the kernel is not tunable, or writes into no input whose pointer argument is "
-                                      "named `<input>_ptr` (what autotune's restore_value / reset_to_zero name)",
-                   "triton": "it is an op as shipped (compat.Op): it runs unchanged, in the as_shipped style only",
-                   "shipped": "it is a bare Triton kernel (compat.Kernel), which the suite's styles wrap; as_shipped "
-                              "runs an op declared as shipped (compat.Op)",
-                   "schema": "an argument is a union (OneOf), which no torch.library schema can declare",
-                   "library_op": "the op as shipped is not a torch.library op, which opcheck checks",
-                   "differentiable": "it declares no gradients (a Kernel without a backward, an Op with "
-                                     "differentiable=False)"}
+MISSING_FEATURE = {
+    "backward": "the kernel declares no backward kernel",
+    "tunable": "the kernel declares no tunable constexprs (Tunable)",
+    "unary": "the style passes a tensor subclass through a one-tensor-in, one-tensor-out op",
+    "flops": "it declares no FLOP formula",
+    "dynamic": "it declares no dynamic dimension",
+    "tunable_inplace": "the kernel is not tunable, or writes into no input whose pointer argument is "
+    "named `<input>_ptr` (what autotune's restore_value / reset_to_zero name)",
+    "triton": "it is an op as shipped (compat.Op): it runs unchanged, in the as_shipped style only",
+    "shipped": "it is a bare Triton kernel (compat.Kernel), which the suite's styles wrap; as_shipped "
+    "runs an op declared as shipped (compat.Op)",
+    "schema": "an argument is a union (OneOf), which no torch.library schema can declare",
+    "library_op": "the op as shipped is not a torch.library op, which opcheck checks",
+    "differentiable": "it declares no gradients (a Kernel without a backward, an Op with differentiable=False)",
+}
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # names go into cell ids (kernel-style-stage-dtype-device) and op names
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 EMBEDDINGS = ("op", "sandwich")
@@ -70,6 +71,7 @@ class Dim:
     the write-up's model); `example`: the size it is traced and exported with; a dimension with a `max` is dynamic
     (`torch.export.Dim(name, min=min, max=max)`, and a symbol under `torch.compile(dynamic=True)`), one without is
     static at its example."""
+
     name: str
     example: int
     checks: tuple[int, ...] = ()
@@ -95,6 +97,7 @@ class Tensor:
     `domain`: where a float tensor's values must lie, for the matrix's inputs and the fuzz tests' alike:
     "positive", "negative", "unit_interval" (0, 1), or (low, high); such a tensor gets no special values.
     `keyword`: passed by keyword (`f(q, k, v, initial_state=s)`), as users call it."""
+
     name: str
     dims: Optional[tuple[Union[str, int], ...]] = None
     dtype: Optional[str] = None
@@ -115,8 +118,12 @@ class Tensor:
             return None
         if self.dtype is not None and not getattr(torch, self.dtype).is_floating_point:
             return f"input {self.name!r}: a domain is for float tensors; an integer one declares values=(low, high)"
-        if isinstance(self.domain, tuple) and len(self.domain) == 2 and all(
-                isinstance(b, (int, float)) for b in self.domain) and self.domain[0] < self.domain[1]:
+        if (
+            isinstance(self.domain, tuple)
+            and len(self.domain) == 2
+            and all(isinstance(b, (int, float)) for b in self.domain)
+            and self.domain[0] < self.domain[1]
+        ):
             return None
         if self.domain in DOMAINS:
             return None
@@ -133,6 +140,7 @@ class Scalar:
     `default`: the value every stage passes unless `choices` names others: then every stage runs each of them (a
     kernel's other branches), the default first. `type` is inferred from the default unless given; `optional` admits
     None (schema `float?`). Give what follows the default by keyword: Scalar("g", 1.0, choices=(0.5,))."""
+
     name: str
     default: Union[int, float, bool, str, None]
     type: Optional[type] = None
@@ -142,12 +150,16 @@ class Scalar:
 
     def __post_init__(self):
         if self.type is not None and not isinstance(self.type, type):
-            raise DeclarationError(f"Scalar({self.name!r}, ...) declared in {_declared_in()}: type={self.type!r} "
-                                   f"is not a type (int, float, bool or str); choices go by keyword: "
-                                   f"Scalar({self.name!r}, {self.default!r}, choices=(...))")
+            raise DeclarationError(
+                f"Scalar({self.name!r}, ...) declared in {_declared_in()}: type={self.type!r} "
+                f"is not a type (int, float, bool or str); choices go by keyword: "
+                f"Scalar({self.name!r}, {self.default!r}, choices=(...))"
+            )
         if not isinstance(self.choices, tuple):
-            raise DeclarationError(f"Scalar({self.name!r}, ...) declared in {_declared_in()}: choices="
-                                   f"{self.choices!r} must be a tuple of values")
+            raise DeclarationError(
+                f"Scalar({self.name!r}, ...) declared in {_declared_in()}: choices="
+                f"{self.choices!r} must be a tuple of values"
+            )
 
     @property
     def kind(self) -> type:
@@ -171,7 +183,10 @@ class OneOf:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, OneOf) and (self.name, self.alternatives, self.keyword) == (
-            other.name, other.alternatives, other.keyword)
+            other.name,
+            other.alternatives,
+            other.keyword,
+        )
 
     def __hash__(self) -> int:
         return hash((self.name, self.alternatives, self.keyword))
@@ -190,6 +205,7 @@ class Tunable:
     from small to large (autotune tries their product), or `configs`, an explicit list of `triton.Config`s with their
     own warps and stages, smallest first. `key`: the launch arguments autotune keys on; the heuristic reads the first
     and picks the smallest config's values while it is at most `threshold`, else the largest's."""
+
     choices: dict = field(default_factory=dict)
     key: tuple[str, ...] = ()
     threshold: int = 0
@@ -210,13 +226,22 @@ class Tunable:
 
     def triton_configs(self, pre_hook=None) -> list:
         """The configs autotune tries, each with `pre_hook` where given."""
-
         if self.configs:
-            return [triton.Config(dict(c.kwargs), num_warps=c.num_warps, num_stages=c.num_stages, num_ctas=c.num_ctas,
-                                  pre_hook=pre_hook or c.pre_hook) for c in self.configs]
+            return [
+                triton.Config(
+                    dict(c.kwargs),
+                    num_warps=c.num_warps,
+                    num_stages=c.num_stages,
+                    num_ctas=c.num_ctas,
+                    pre_hook=pre_hook or c.pre_hook,
+                )
+                for c in self.configs
+            ]
         names = list(self.choices)
-        return [triton.Config(dict(zip(names, values, strict=False)), pre_hook=pre_hook)
-                for values in itertools.product(*self.choices.values())]
+        return [
+            triton.Config(dict(zip(names, values, strict=False)), pre_hook=pre_hook)
+            for values in itertools.product(*self.choices.values())
+        ]
 
 
 @dataclass(frozen=True)
@@ -226,6 +251,7 @@ class Backward:
     `saved` are the tensors the forward returned beside its outputs (`Kernel.saved`: layer norm's mean and rstd);
     `mutates`: the backward's arguments it writes into (Liger's SwiGLU backward overwrites its saved inputs), which
     register_autograd's backward op declares as `mutates_args`."""
+
     jit: object
     launch: Callable
     mutates: tuple[str, ...] = ()
@@ -234,6 +260,7 @@ class Backward:
 @dataclass(frozen=True)
 class Shapes:
     """For an any-shape (elementwise) kernel: the shapes its fuzz tests draw."""
+
     ranks: tuple[int, ...] = (1, 2, 3)
     blocks: tuple[int, ...] = (1024,)  # sizes where the launch's tiling changes: examples go to size-1, size, size+1
     last_dim_bytes: int = 1  # the last dimension's byte size must be a multiple of this (TMA: 16)
@@ -267,6 +294,7 @@ class Contract:
     """What every entry of the matrix declares: its arguments and what it returns, the sizes it is checked at, and
     the eager PyTorch that computes the same (the reference). A `Kernel` adds the bare Triton kernel the suite's styles
     wrap; an `Op` the callable you ship, run unchanged."""
+
     name: str
     doc: str
     reference: Callable
@@ -320,10 +348,13 @@ class Contract:
         if not self.outputs and not self.mutates:
             yield "no outputs and nothing mutated: the op would compute nothing visible"
         tolerances = dict(self.tolerances) if isinstance(self.tolerances, (dict, tuple, list)) else None
-        if tolerances is None or not all(d in FLOAT_DTYPES and isinstance(t, float) and 0 < t < 1
-                                         for d, t in tolerances.items()):
-            yield (f"tolerances {self.tolerances!r} must map dtypes among {', '.join(FLOAT_DTYPES)} to relative "
-                   f"tolerances, floats in (0, 1)")
+        if tolerances is None or not all(
+            d in FLOAT_DTYPES and isinstance(t, float) and 0 < t < 1 for d, t in tolerances.items()
+        ):
+            yield (
+                f"tolerances {self.tolerances!r} must map dtypes among {', '.join(FLOAT_DTYPES)} to relative "
+                f"tolerances, floats in (0, 1)"
+            )
         yield from self._argument_problems()
         for d in self.dims:
             top = d.max if d.dynamic else d.example
@@ -336,8 +367,10 @@ class Contract:
         if params != self.reference_parameters:
             yield f"the reference's parameters {params} are not {self.reference_described}, in order"
         if len(self.variants()) > MAX_VARIANTS:
-            yield (f"{len(self.variants())} combinations of choices (optional tensors, Scalar choices, OneOf): every "
-                   f"one is a call in every model; declare at most {MAX_VARIANTS}")
+            yield (
+                f"{len(self.variants())} combinations of choices (optional tensors, Scalar choices, OneOf): every "
+                f"one is a call in every model; declare at most {MAX_VARIANTS}"
+            )
 
     def _argument_problems(self):
         dims = {d.name: d for d in self.dims}
@@ -371,8 +404,12 @@ class Contract:
     @property
     def tensors(self) -> tuple[Tensor, ...]:
         """Every tensor the model takes: the tensor inputs, and the tensor alternative of each OneOf."""
-        return tuple(t for a in self.inputs for t in ([a.tensor] if isinstance(a, OneOf) else [a])
-                     if isinstance(t, Tensor) and t.passed)
+        return tuple(
+            t
+            for a in self.inputs
+            for t in ([a.tensor] if isinstance(a, OneOf) else [a])
+            if isinstance(t, Tensor) and t.passed
+        )
 
     @property
     def any_shape(self) -> bool:
@@ -436,13 +473,15 @@ class Contract:
         if not self.outputs:
             return tuple(arg for a, arg in zip(self.inputs, args, strict=False) if a.name in self.mutates)
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-        return result[:len(self.outputs)] if getattr(self, "saved", ()) else result
+        return result[: len(self.outputs)] if getattr(self, "saved", ()) else result
 
     def features(self) -> frozenset:
-        have = {"unary": len(self.inputs) == 1 and len(self.outputs) == 1 and not self.mutates,
-                "dynamic": self.any_shape or any(d.dynamic for d in self.dims),
-                "flops": self.flops is not None,
-                "schema": not any(isinstance(a, OneOf) for a in self.inputs)}
+        have = {
+            "unary": len(self.inputs) == 1 and len(self.outputs) == 1 and not self.mutates,
+            "dynamic": self.any_shape or any(d.dynamic for d in self.dims),
+            "flops": self.flops is not None,
+            "schema": not any(isinstance(a, OneOf) for a in self.inputs),
+        }
         return frozenset(k for k, v in have.items() if v)
 
 
@@ -458,6 +497,7 @@ class Kernel(Contract):
     alone is the model) or "sandwich" (the write-up's Linear(128->64) -> op -> Linear(64->128); the op's first input
     is the hidden activation).
     """
+
     jit: object
     launch: Callable
     embedding: str = "op"
@@ -490,8 +530,9 @@ class Kernel(Contract):
             missing = [k for k in (*self.tunable.key, *self.tunable.names) if k not in arg_names]
             if missing:
                 yield f"tunable names {missing} are not arguments of {getattr(self.jit, '__name__', 'the kernel')}"
-            if not self.tunable.key or not (self.tunable.configs or (
-                    self.tunable.choices and all(self.tunable.choices.values()))):
+            if not self.tunable.key or not (
+                self.tunable.configs or (self.tunable.choices and all(self.tunable.choices.values()))
+            ):
                 yield "tunable needs a key and at least one choice per constexpr, or a list of configs"
         if self.backward is not None and not any(t.differentiable for t in self.tensors):
             yield "a backward, but no differentiable tensor input"
@@ -500,8 +541,10 @@ class Kernel(Contract):
         if self.backward is not None:
             arguments = [*(a.name for a in self.inputs), *self.saved, *(f"grad_{o}" for o in self.outputs)]
             if not set(self.backward.mutates) <= set(arguments):
-                yield (f"the backward mutates {sorted(set(self.backward.mutates) - set(arguments))}, which are not "
-                       f"among its arguments {arguments}")
+                yield (
+                    f"the backward mutates {sorted(set(self.backward.mutates) - set(arguments))}, which are not "
+                    f"among its arguments {arguments}"
+                )
 
     def mutated_pointers(self) -> tuple[str, ...]:
         """The kernel's pointer arguments of the inputs the op writes into, by the convention `<input>_ptr`."""
@@ -509,9 +552,13 @@ class Kernel(Contract):
         return tuple(f"{m}_ptr" for m in self.mutates if f"{m}_ptr" in arg_names)
 
     def features(self) -> frozenset:
-        have = {"triton": True, "backward": self.backward is not None, "differentiable": self.backward is not None,
-                "tunable": self.tunable is not None,
-                "tunable_inplace": self.tunable is not None and bool(self.mutated_pointers())}
+        have = {
+            "triton": True,
+            "backward": self.backward is not None,
+            "differentiable": self.backward is not None,
+            "tunable": self.tunable is not None,
+            "tunable_inplace": self.tunable is not None and bool(self.mutated_pointers()),
+        }
         return super().features() | frozenset(k for k, v in have.items() if v)
 
 
@@ -530,6 +577,7 @@ class Op(Contract):
     parameters). `differentiable`: gradients are part of what you ship (compile_backward checks them against the
     reference's, for the tensors declared differentiable and the module's parameters). `devices`: where it runs
     (`cpu_interpret` runs its Triton kernels in Triton's interpreter on CPU tensors; `cpu` needs a CPU kernel)."""
+
     shipped: Any
     differentiable: bool = False
     devices: tuple[str, ...] = SHIPPED_DEVICES
@@ -540,11 +588,15 @@ class Op(Contract):
         yield from super()._problems()
         if not (isinstance(self.shipped, Module) or callable(self.shipped)):
             yield "shipped is neither callable nor a Module(cls, ...)"
-        if isinstance(self.shipped, Module) and not (isinstance(self.shipped.cls, type)
-                                                     and issubclass(self.shipped.cls, torch.nn.Module)):
+        if isinstance(self.shipped, Module) and not (
+            isinstance(self.shipped.cls, type) and issubclass(self.shipped.cls, torch.nn.Module)
+        ):
             yield f"Module({self.shipped.cls!r}): not an nn.Module class"
-        if self.differentiable and not any(t.differentiable for t in self.tensors) and not isinstance(
-                self.shipped, Module):
+        if (
+            self.differentiable
+            and not any(t.differentiable for t in self.tensors)
+            and not isinstance(self.shipped, Module)
+        ):
             yield "differentiable, but no tensor input is declared differentiable"
 
     @property
@@ -583,7 +635,6 @@ class Op(Contract):
 
 def check_schema(kernel: Kernel) -> None:
     """torch.library reads the op's signature; a mistyped one fails here, at declaration, not in every cell."""
-
     if "schema" not in kernel.features():
         return  # a union: the styles that register an op do not apply (MISSING_FEATURE["schema"])
 
@@ -594,5 +645,7 @@ def check_schema(kernel: Kernel) -> None:
     try:
         infer_schema(prototype, mutates_args=kernel.mutates)
     except Exception as exc:  # noqa: BLE001 - torch's own words name the problem
-        raise RegistryError(f"{kernel.module}: kernel {kernel.name!r}: torch.library cannot take its signature "
-                            f"{kernel.signature()}: {exc}") from None
+        raise RegistryError(
+            f"{kernel.module}: kernel {kernel.name!r}: torch.library cannot take its signature "
+            f"{kernel.signature()}: {exc}"
+        ) from None

@@ -53,6 +53,7 @@ def _contiguous(*tensors):
 
 # ---- the write-up's SiLU, and three variations of its signature or launch ---------------------------------------
 
+
 @triton.jit
 def _sigmoid_f32(x):
     return 1.0 / (1.0 + tl.exp(-x))
@@ -135,8 +136,12 @@ def launch_silu_tma(kernel, meta, x: TorchTensor) -> TorchTensor:
     out = torch.empty_like(x)
     x2, out2 = x.view(-1, x.shape[-1]), out.view(-1, x.shape[-1])
     grid = (triton.cdiv(x2.shape[0], TMA_BLOCK[0]), triton.cdiv(x2.shape[1], TMA_BLOCK[1]))
-    kernel[grid](TensorDescriptor.from_tensor(x2, list(TMA_BLOCK)), TensorDescriptor.from_tensor(out2, list(TMA_BLOCK)),
-                 BLOCK_M=TMA_BLOCK[0], BLOCK_N=TMA_BLOCK[1])
+    kernel[grid](
+        TensorDescriptor.from_tensor(x2, list(TMA_BLOCK)),
+        TensorDescriptor.from_tensor(out2, list(TMA_BLOCK)),
+        BLOCK_M=TMA_BLOCK[0],
+        BLOCK_N=TMA_BLOCK[1],
+    )
     return out
 
 
@@ -163,6 +168,7 @@ def _needs_host_tma(device: str) -> Optional[str]:
 
 
 # ---- kernels with the shapes of real ones -----------------------------------------------------------------------
+
 
 @triton.jit
 def silu_mul_kernel(x_ptr, y_ptr, out_ptr, scale, n_elements, BLOCK_SIZE: tl.constexpr):
@@ -198,8 +204,19 @@ def rms_norm_kernel(x_ptr, w_ptr, out_ptr, x_row_stride, out_row_stride, n_cols,
 
 
 @triton.jit
-def rms_norm_backward_kernel(x_ptr, w_ptr, dy_ptr, dx_ptr, dw_ptr, x_row_stride, dy_row_stride, dx_row_stride, n_cols,
-                             eps, BLOCK_SIZE: tl.constexpr):
+def rms_norm_backward_kernel(
+    x_ptr,
+    w_ptr,
+    dy_ptr,
+    dx_ptr,
+    dw_ptr,
+    x_row_stride,
+    dy_row_stride,
+    dx_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
     """dx for one row, and the row's share of dw (summed over rows by the launcher)."""
     row = tl.program_id(axis=0)
     cols = tl.arange(0, BLOCK_SIZE)
@@ -223,19 +240,41 @@ def launch_rms_norm(kernel, meta, x: TorchTensor, weight: TorchTensor, eps: floa
     _rows(x)
     _contiguous(weight)
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
-    kernel[(x.shape[0],)](x, weight, out, x.stride(0), out.stride(0), x.shape[1], eps,
-                          BLOCK_SIZE=triton.next_power_of_2(x.shape[1]), **meta)
+    kernel[(x.shape[0],)](
+        x,
+        weight,
+        out,
+        x.stride(0),
+        out.stride(0),
+        x.shape[1],
+        eps,
+        BLOCK_SIZE=triton.next_power_of_2(x.shape[1]),
+        **meta,
+    )
     return out
 
 
-def launch_rms_norm_backward(kernel, meta, x: TorchTensor, weight: TorchTensor, eps: float,
-                             grad: TorchTensor) -> tuple[TorchTensor, TorchTensor]:
+def launch_rms_norm_backward(
+    kernel, meta, x: TorchTensor, weight: TorchTensor, eps: float, grad: TorchTensor
+) -> tuple[TorchTensor, TorchTensor]:
     _rows(x)
     grad = grad.contiguous()  # autograd may hand an expanded gradient
     dx = torch.empty_like(x, memory_format=torch.contiguous_format)
     dw_rows = torch.empty(x.shape, dtype=torch.float32, device=x.device)
-    kernel[(x.shape[0],)](x, weight, grad, dx, dw_rows, x.stride(0), grad.stride(0), dx.stride(0), x.shape[1], eps,
-                          BLOCK_SIZE=triton.next_power_of_2(x.shape[1]), **meta)
+    kernel[(x.shape[0],)](
+        x,
+        weight,
+        grad,
+        dx,
+        dw_rows,
+        x.stride(0),
+        grad.stride(0),
+        dx.stride(0),
+        x.shape[1],
+        eps,
+        BLOCK_SIZE=triton.next_power_of_2(x.shape[1]),
+        **meta,
+    )
     return dx, dw_rows.sum(0).to(weight.dtype)
 
 
@@ -245,8 +284,23 @@ def rms_norm_reference(x: TorchTensor, weight: TorchTensor, eps: float) -> Torch
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     """C = A @ B on a 2-D grid of tiles, float32 accumulation; masked edges load 0."""
     rm = tl.program_id(axis=0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(axis=1) * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -254,16 +308,25 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         kk = k * BLOCK_K + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak,
-                    mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn,
-                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak,
+            mask=(rm[:, None] < M) & (kk[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn,
+            mask=(kk[:, None] < K) & (rn[None, :] < N),
+            other=0.0,
+        )
         if a_ptr.dtype.element_ty == tl.float32:
             acc += tl.dot(a, b, input_precision="ieee")  # eager float32 matmul does not use TF32 by default
         else:
             acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tl.store(
+        c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn,
+        acc.to(c_ptr.dtype.element_ty),
+        mask=(rm[:, None] < M) & (rn[None, :] < N),
+    )
 
 
 def launch_matmul(kernel, meta, a: TorchTensor, b: TorchTensor) -> TorchTensor:
@@ -272,8 +335,7 @@ def launch_matmul(kernel, meta, a: TorchTensor, b: TorchTensor) -> TorchTensor:
     N = b.shape[1]
     c = torch.empty((M, N), dtype=a.dtype, device=a.device)
     grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(N, meta["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                 **meta)
+    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
     return c
 
 
@@ -305,7 +367,9 @@ def axpy_inplace_reference(x: TorchTensor, y: TorchTensor, alpha: float) -> None
     y.copy_((y.float() + alpha * x.float()).to(y.dtype))
 
 
-SIGNATURE_WHY = "it varies the op's signature or launch, which only the raw, triton_op and custom_op styles handle apart"
+SIGNATURE_WHY = (
+    "it varies the op's signature or launch, which only the raw, triton_op and custom_op styles handle apart"
+)
 
 
 def signature_styles(style) -> bool:
@@ -326,32 +390,56 @@ for _kernel in (
     Kernel(
         name="silu",
         doc="The write-up's SiLU: masked 1-D load, float32 math, store in the input dtype, BLOCK_SIZE 1024; its "
-            "gradient is a second kernel.",
-        jit=silu_kernel, launch=launch_silu, reference=silu_reference, embedding="sandwich",
-        meta=(("BLOCK_SIZE", 1024),), tunable=TUNING, flops=lambda x: 4 * math.prod(x),
-        backward=Backward(silu_backward_kernel, launch_silu_backward), shapes=Shapes(blocks=(256, 1024)),
+        "gradient is a second kernel.",
+        jit=silu_kernel,
+        launch=launch_silu,
+        reference=silu_reference,
+        embedding="sandwich",
+        meta=(("BLOCK_SIZE", 1024),),
+        tunable=TUNING,
+        flops=lambda x: 4 * math.prod(x),
+        backward=Backward(silu_backward_kernel, launch_silu_backward),
+        shapes=Shapes(blocks=(256, 1024)),
     ),
     Kernel(
         name="silu_out",
         doc="SiLU written into a caller's `out` tensor: the op mutates `out` (`mutates_args={'out'}`), returns "
-            "nothing.",
-        jit=silu_kernel, launch=launch_silu_out, reference=silu_out_reference, embedding="sandwich",
-        inputs=(Tensor("x"), Tensor("out")), outputs=(), mutates=("out",), meta=(("BLOCK_SIZE", 1024),),
-        tunable=TUNING, styles=signature_or_inplace_autotune_styles,
+        "nothing.",
+        jit=silu_kernel,
+        launch=launch_silu_out,
+        reference=silu_out_reference,
+        embedding="sandwich",
+        inputs=(Tensor("x"), Tensor("out")),
+        outputs=(),
+        mutates=("out",),
+        meta=(("BLOCK_SIZE", 1024),),
+        tunable=TUNING,
+        styles=signature_or_inplace_autotune_styles,
         styles_why=SIGNATURE_WHY + "; and the autotune styles that restore or zero the buffer it writes",
     ),
     Kernel(
         name="sigmoid_silu",
         doc="One kernel, two outputs: sigmoid(x) and silu(x); the model adds them.",
-        jit=sigmoid_silu_kernel, launch=launch_sigmoid_silu, reference=sigmoid_silu_reference, embedding="sandwich",
-        outputs=("sig", "silu"), meta=(("BLOCK_SIZE", 1024),), styles=signature_styles, styles_why=SIGNATURE_WHY,
+        jit=sigmoid_silu_kernel,
+        launch=launch_sigmoid_silu,
+        reference=sigmoid_silu_reference,
+        embedding="sandwich",
+        outputs=("sig", "silu"),
+        meta=(("BLOCK_SIZE", 1024),),
+        styles=signature_styles,
+        styles_why=SIGNATURE_WHY,
     ),
     Kernel(
         name="silu_tma",
         doc="SiLU over 2-D tiles read and written through host-side TMA descriptors "
-            "(`triton.tools.tensor_descriptor.TensorDescriptor.from_tensor`); Hopper or newer.",
-        jit=silu_tma_kernel, launch=launch_silu_tma, reference=silu_reference, embedding="sandwich",
-        styles=signature_styles, styles_why=SIGNATURE_WHY, requires=_needs_host_tma,
+        "(`triton.tools.tensor_descriptor.TensorDescriptor.from_tensor`); Hopper or newer.",
+        jit=silu_tma_kernel,
+        launch=launch_silu_tma,
+        reference=silu_reference,
+        embedding="sandwich",
+        styles=signature_styles,
+        styles_why=SIGNATURE_WHY,
+        requires=_needs_host_tma,
         # TMA needs 16-byte aligned row strides; the exported artifact keeps its rows static so export need not
         # prove that alignment for a symbolic size.
         shapes=Shapes(blocks=TMA_BLOCK, last_dim_bytes=16, exported=(None, TMA_BLOCK[1])),
@@ -359,37 +447,54 @@ for _kernel in (
     Kernel(
         name="silu_mul",
         doc="SwiGLU's gate, silu(x) * y * scale: two tensor inputs and a float scalar, elementwise over the rows.",
-        jit=silu_mul_kernel, launch=launch_silu_mul, reference=silu_mul_reference,
+        jit=silu_mul_kernel,
+        launch=launch_silu_mul,
+        reference=silu_mul_reference,
         inputs=(Tensor("x", ("rows", "cols")), Tensor("y", ("rows", "cols")), Scalar("scale", 0.5)),
-        dims=(ROWS, Dim("cols", example=1000)), meta=(("BLOCK_SIZE", 1024),), tunable=TUNING,
+        dims=(ROWS, Dim("cols", example=1000)),
+        meta=(("BLOCK_SIZE", 1024),),
+        tunable=TUNING,
         flops=lambda x, y, scale: 6 * math.prod(x),
     ),
     Kernel(
         name="rms_norm",
         doc="RMSNorm over each row: a masked tail reduced with `other=0.0`, explicit row strides (row-sliced views "
-            "are valid input), and a backward kernel for x and the weight.",
-        jit=rms_norm_kernel, launch=launch_rms_norm, reference=rms_norm_reference,
+        "are valid input), and a backward kernel for x and the weight.",
+        jit=rms_norm_kernel,
+        launch=launch_rms_norm,
+        reference=rms_norm_reference,
         inputs=(Tensor("x", ("rows", "cols")), Tensor("weight", ("cols",)), Scalar("eps", 1e-6)),
-        dims=(ROWS, Dim("cols", example=1000)), flops=lambda x, weight, eps: 4 * math.prod(x),
+        dims=(ROWS, Dim("cols", example=1000)),
+        flops=lambda x, weight, eps: 4 * math.prod(x),
         backward=Backward(rms_norm_backward_kernel, launch_rms_norm_backward),
     ),
     Kernel(
         name="matmul",
         doc="A small matmul on a 2-D grid of tiles, float32 accumulation, `@triton.autotune` keyed on M and N.",
-        jit=matmul_kernel, launch=launch_matmul, reference=matmul_reference,
-        inputs=(Tensor("a", ("m", "k")), Tensor("b", ("k", "n"))), outputs=("c",),
+        jit=matmul_kernel,
+        launch=launch_matmul,
+        reference=matmul_reference,
+        inputs=(Tensor("a", ("m", "k")), Tensor("b", ("k", "n"))),
+        outputs=("c",),
         dims=(Dim("m", example=8, checks=(1, 37, 1024), max=1024), Dim("k", example=64), Dim("n", example=96)),
         meta=(("BLOCK_M", 32), ("BLOCK_N", 32), ("BLOCK_K", 32)),
         tunable=Tunable({"BLOCK_M": (16, 64), "BLOCK_N": (32, 64)}, key=("M", "N"), threshold=64),
-        flops=lambda a, b: 2 * a[0] * a[1] * b[1], error_scale=matmul_error_scale,
+        flops=lambda a, b: 2 * a[0] * a[1] * b[1],
+        error_scale=matmul_error_scale,
     ),
     Kernel(
         name="axpy_inplace",
         doc="y += alpha * x, written into its input y (`mutates_args={'y'}`), returning nothing.",
-        jit=axpy_inplace_kernel, launch=launch_axpy_inplace, reference=axpy_inplace_reference,
-        inputs=(Tensor("x", ("n",)), Tensor("y", ("n",)), Scalar("alpha", 2.0)), outputs=(), mutates=("y",),
-        dims=(Dim("n", example=4099, checks=(1, 4099, 65536), max=65536),), meta=(("BLOCK_SIZE", 1024),),
-        tunable=TUNING, flops=lambda x, y, alpha: 2 * math.prod(x),
+        jit=axpy_inplace_kernel,
+        launch=launch_axpy_inplace,
+        reference=axpy_inplace_reference,
+        inputs=(Tensor("x", ("n",)), Tensor("y", ("n",)), Scalar("alpha", 2.0)),
+        outputs=(),
+        mutates=("y",),
+        dims=(Dim("n", example=4099, checks=(1, 4099, 65536), max=65536),),
+        meta=(("BLOCK_SIZE", 1024),),
+        tunable=TUNING,
+        flops=lambda x, y, alpha: 2 * math.prod(x),
     ),
 ):
     register_kernel(_kernel)

@@ -100,6 +100,7 @@ def arguments(kernel: "Kernel", provided, variant: dict[str, Any] | None = None)
 def declared(kernel: "Kernel", fn: Callable, what: str) -> Callable:
     """A callback of the declaration (its reference, error_scale, Module class): what it raises is the
     declaration's fault, a harness error naming it, never the cell's outcome."""
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
@@ -107,8 +108,9 @@ def declared(kernel: "Kernel", fn: Callable, what: str) -> Callable:
         except DeclarationError:
             raise
         except Exception as exc:  # noqa: BLE001 - named as the declaration's fault
-            raise DeclarationError(f"{kernel.module}: {kernel.what} {kernel.name!r}: its {what} raised "
-                                   f"{type(exc).__name__}: {exc}") from exc
+            raise DeclarationError(
+                f"{kernel.module}: {kernel.what} {kernel.name!r}: its {what} raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     return call
 
@@ -194,12 +196,20 @@ def in_float64(reference: torch.nn.Module, args) -> tuple | None:
     """The reference model run in float64: its floating parameters, buffers and inputs upcast (the values the cell's
     dtype holds, exactly), its floating outputs as float64. None where the reference cannot run in float64 (code
     that insists on a dtype): the comparison then holds the output to eager's result alone."""
-    upcast = tuple(a.detach().to(torch.float64, copy=True) if isinstance(a, torch.Tensor) and a.is_floating_point()
-                   else a.clone() if isinstance(a, torch.Tensor) else a for a in args)  # copies: it may write into them
+    upcast = tuple(
+        a.detach().to(torch.float64, copy=True)
+        if isinstance(a, torch.Tensor) and a.is_floating_point()
+        else a.clone()
+        if isinstance(a, torch.Tensor)
+        else a
+        for a in args
+    )  # copies: it may write into them
     try:
         if isinstance(reference, torch.nn.Module):
-            state = {name: t.detach().double() if t.is_floating_point() else t
-                     for name, t in (*reference.named_parameters(), *reference.named_buffers())}
+            state = {
+                name: t.detach().double() if t.is_floating_point() else t
+                for name, t in (*reference.named_parameters(), *reference.named_buffers())
+            }
             outputs = torch.func.functional_call(reference, state, upcast)
         else:  # a plain function of the inputs
             outputs = reference(*upcast)
@@ -224,8 +234,11 @@ def output_names(kernel: "Kernel") -> list[str]:
     """How each of the model's outputs is called in a comparison: its index, after its variant where there are
     several (the first variant, the defaults, unnamed)."""
     count = len(kernel.outputs) or len(kernel.mutates)
-    return [", ".join(filter(None, (kernel.variant_label(v), f"output {i}")))
-            for v in kernel.variants() for i in range(count)]
+    return [
+        ", ".join(filter(None, (kernel.variant_label(v), f"output {i}")))
+        for v in kernel.variants()
+        for i in range(count)
+    ]
 
 
 def error_scales(kernel: "Kernel", reference_model: torch.nn.Module, provided) -> tuple:
@@ -351,8 +364,9 @@ def dynamic_shapes(kernel: "Kernel", tops: dict[str, int] | None = None):
         return (batch,) if kernel.embedding == "sandwich" else op_dynamic_shapes([batch])
     tops = tops or {}
     dims = {d.name: torch.export.Dim(d.name, min=d.min, max=tops.get(d.name, d.max)) for d in kernel.dims if d.dynamic}
-    return op_dynamic_shapes([{axis: dims[d] for axis, d in enumerate(spec.dims) if d in dims}
-                              for spec in kernel.tensors])
+    return op_dynamic_shapes(
+        [{axis: dims[d] for axis, d in enumerate(spec.dims) if d in dims} for spec in kernel.tensors]
+    )
 
 
 def op_dynamic_shapes(per_tensor: list[dict]):

@@ -86,8 +86,10 @@ class Stage:
         if self.compiler is not None and not self.probe:
             raise RegistryError(f"stage {self.name!r}: only a probe stage compiles the model")
         if self.family != "probe" and (self.family not in BUILD_PHASES or self.export_mode not in EXPORT_MODES):
-            raise RegistryError(f"stage {self.name!r}: family {self.family!r} with export mode {self.export_mode!r}; "
-                                f"export-based families: {', '.join(BUILD_PHASES)}, modes: {', '.join(EXPORT_MODES)}")
+            raise RegistryError(
+                f"stage {self.name!r}: family {self.family!r} with export mode {self.export_mode!r}; "
+                f"export-based families: {', '.join(BUILD_PHASES)}, modes: {', '.join(EXPORT_MODES)}"
+            )
 
     @property
     def probe(self) -> bool:
@@ -132,24 +134,60 @@ NOT_VALUES = "the stage checks FLOPs or schemas, not values"
 
 def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
     return (
-        Stage(f"export_{mode}", f"`torch.export.export(strict={flag})`, dynamic batch, then `.module()` run.", "export",
-              300.0, export_mode=mode),
-        Stage(f"save_load_{mode}", f"The {mode} export through `torch.export.save` + `load`, run in the same process, "
-                                   f"then loaded and run in a fresh one.", "save_load", 300.0, export_mode=mode),
-        Stage(f"decompose_{mode}", f"`run_decompositions()` of the {mode} export, then again with "
-                                   f"`decompose_custom_triton_ops=True`; each run.", "decompose", 300.0,
-              export_mode=mode),
-        Stage(f"aoti_{mode}", f"`aoti_compile_and_package` of the {mode} export, loaded and run in a fresh process.",
-              "aoti", 300.0, export_mode=mode, timed=True),
-        Stage(f"aoti_cpp_{mode}", f"The aoti_{mode} package loaded and run from C++ without Python "
-                                  f"(`torch::inductor::AOTIModelPackageLoader`, in a runner built once per run "
-                                  f"against this torch); its outputs compared with eager's.", "aoti_cpp", 300.0,
-              export_mode=mode, timed=True, dtypes=ONE_DTYPE,
-              not_fuzzed=f"it runs the aoti_{mode} package, which the aoti_{mode} fuzz test drives"),
-        Stage(f"export_static_{mode}", f"`torch.export.export(strict={flag})` with no dynamic dimension, run at the "
-                                       f"example's shapes: told apart from export_{mode}, a failure that needs the "
-                                       f"dynamic batch.", "probe", 300.0, check="export_static",
-              not_fuzzed="a static export takes the example's shapes only", doc_group="export"),
+        Stage(
+            f"export_{mode}",
+            f"`torch.export.export(strict={flag})`, dynamic batch, then `.module()` run.",
+            "export",
+            300.0,
+            export_mode=mode,
+        ),
+        Stage(
+            f"save_load_{mode}",
+            f"The {mode} export through `torch.export.save` + `load`, run in the same process, "
+            f"then loaded and run in a fresh one.",
+            "save_load",
+            300.0,
+            export_mode=mode,
+        ),
+        Stage(
+            f"decompose_{mode}",
+            f"`run_decompositions()` of the {mode} export, then again with "
+            f"`decompose_custom_triton_ops=True`; each run.",
+            "decompose",
+            300.0,
+            export_mode=mode,
+        ),
+        Stage(
+            f"aoti_{mode}",
+            f"`aoti_compile_and_package` of the {mode} export, loaded and run in a fresh process.",
+            "aoti",
+            300.0,
+            export_mode=mode,
+            timed=True,
+        ),
+        Stage(
+            f"aoti_cpp_{mode}",
+            f"The aoti_{mode} package loaded and run from C++ without Python "
+            f"(`torch::inductor::AOTIModelPackageLoader`, in a runner built once per run "
+            f"against this torch); its outputs compared with eager's.",
+            "aoti_cpp",
+            300.0,
+            export_mode=mode,
+            timed=True,
+            dtypes=ONE_DTYPE,
+            not_fuzzed=f"it runs the aoti_{mode} package, which the aoti_{mode} fuzz test drives",
+        ),
+        Stage(
+            f"export_static_{mode}",
+            f"`torch.export.export(strict={flag})` with no dynamic dimension, run at the "
+            f"example's shapes: told apart from export_{mode}, a failure that needs the "
+            f"dynamic batch.",
+            "probe",
+            300.0,
+            check="export_static",
+            not_fuzzed="a static export takes the example's shapes only",
+            doc_group="export",
+        ),
     )
 
 
@@ -158,55 +196,154 @@ def _export_stages(mode: str, flag: str) -> tuple[Stage, ...]:
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
-        Stage("eager", "The wrapped op inside the model, run eagerly (forward, under `torch.no_grad()`).", "probe",
-              300.0, check="eager", timed=True, quick_every_dtype=True),
-        Stage("eager_backward", "The model's forward and backward run eagerly: every differentiable input's and "
-                                "parameter's gradient against the reference's (and its float64 run); each variant "
-                                "of a declaration's choices on inputs of its own; a missing gradient fails.",
-              "probe", 300.0, check="eager_backward", needs=frozenset({"differentiable"}), trains=True),
-        Stage("flop_count", "The model under `FlopCounterMode`: the op must still compute and its FLOPs be counted.",
-              "probe", 300.0, check="flop_count", not_fuzzed=NOT_VALUES),
-        Stage("opcheck", "`torch.library.opcheck` on the style's op (custom-op styles only).", "probe", 600.0,
-              check="opcheck", custom_op_only=True, not_fuzzed=NOT_VALUES),
-        *(Stage(f"compile_{backend}", f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
-                                      f"the graph holds the kernel.", "probe", 600.0, check="compile_model",
-                compiler={"backend": backend}, timed=True, cpp_on=CPU_DEVICES if backend == "inductor" else (),
-                quick_every_dtype=backend == "inductor")
-          for backend in ("eager", "aot_eager", "inductor")),
-        Stage("compile_dynamic", "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
-                                 "a second batch size runs without recompiling.", "probe", 600.0,
-              check="compile_dynamic", compiler={"backend": "inductor", "dynamic": True}, needs=frozenset({"dynamic"}),
-              timed=True, cpp_on=CPU_DEVICES),
-        Stage("compile_backward", "Inductor-compiled forward and backward: input and parameter gradients against "
-                                  "eager PyTorch's (and its float64 run); a missing gradient fails.", "probe", 600.0,
-              check="compile_backward", compiler={"backend": "inductor"}, cpp_on=CPU_DEVICES, trains=True),
-        Stage("compile_dynamic_backward", "`torch.compile(dynamic=True, fullgraph=True)` with inductor, training: "
-                                          "gradients at two sizes through one graph with symbolic sizes, without "
-                                          "recompiling.", "probe", 600.0, check="compile_dynamic_backward",
-              compiler={"backend": "inductor", "dynamic": True}, needs=frozenset({"dynamic", "differentiable"}),
-              cpp_on=CPU_DEVICES, trains=True),
-        Stage("compile_cudagraphs", '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
-                                    "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
-                                    "must be recorded and replayed.", "probe", 600.0, check="compile_cudagraphs",
-              compiler={"backend": "inductor", "mode": "reduce-overhead"}, devices=("cuda",), timed=True),
-        Stage("compile_max_autotune", '`torch.compile(mode="max-autotune", fullgraph=True)`: Inductor benchmarks its '
-                                      "own kernel choices, with CUDA graphs on a GPU.", "probe", 600.0,
-              check="compile_model", compiler={"backend": "inductor", "mode": "max-autotune"}, dtypes=ONE_DTYPE,
-              timed=True, cpp_on=CPU_DEVICES),
-        Stage("compile_cpp_wrapper", "`torch.compile(fullgraph=True, options={'cpp_wrapper': True})`: Inductor's "
-                                     "wrapper generated as C++, as AOTI's is.", "probe", 600.0,
-              check="compile_model", compiler={"backend": "inductor", "options": {"cpp_wrapper": True}},
-              dtypes=ONE_DTYPE, timed=True, cpp_on=("cuda", *CPU_DEVICES)),
+        Stage(
+            "eager",
+            "The wrapped op inside the model, run eagerly (forward, under `torch.no_grad()`).",
+            "probe",
+            300.0,
+            check="eager",
+            timed=True,
+            quick_every_dtype=True,
+        ),
+        Stage(
+            "eager_backward",
+            "The model's forward and backward run eagerly: every differentiable input's and "
+            "parameter's gradient against the reference's (and its float64 run); each variant "
+            "of a declaration's choices on inputs of its own; a missing gradient fails.",
+            "probe",
+            300.0,
+            check="eager_backward",
+            needs=frozenset({"differentiable"}),
+            trains=True,
+        ),
+        Stage(
+            "flop_count",
+            "The model under `FlopCounterMode`: the op must still compute and its FLOPs be counted.",
+            "probe",
+            300.0,
+            check="flop_count",
+            not_fuzzed=NOT_VALUES,
+        ),
+        Stage(
+            "opcheck",
+            "`torch.library.opcheck` on the style's op (custom-op styles only).",
+            "probe",
+            600.0,
+            check="opcheck",
+            custom_op_only=True,
+            not_fuzzed=NOT_VALUES,
+        ),
+        *(
+            Stage(
+                f"compile_{backend}",
+                f"`torch.compile(backend={backend!r}, fullgraph=True)`; counts frames and checks "
+                f"the graph holds the kernel.",
+                "probe",
+                600.0,
+                check="compile_model",
+                compiler={"backend": backend},
+                timed=True,
+                cpp_on=CPU_DEVICES if backend == "inductor" else (),
+                quick_every_dtype=backend == "inductor",
+            )
+            for backend in ("eager", "aot_eager", "inductor")
+        ),
+        Stage(
+            "compile_dynamic",
+            "`torch.compile(dynamic=True, fullgraph=True)` with inductor: a symbolic batch, and "
+            "a second batch size runs without recompiling.",
+            "probe",
+            600.0,
+            check="compile_dynamic",
+            compiler={"backend": "inductor", "dynamic": True},
+            needs=frozenset({"dynamic"}),
+            timed=True,
+            cpp_on=CPU_DEVICES,
+        ),
+        Stage(
+            "compile_backward",
+            "Inductor-compiled forward and backward: input and parameter gradients against "
+            "eager PyTorch's (and its float64 run); a missing gradient fails.",
+            "probe",
+            600.0,
+            check="compile_backward",
+            compiler={"backend": "inductor"},
+            cpp_on=CPU_DEVICES,
+            trains=True,
+        ),
+        Stage(
+            "compile_dynamic_backward",
+            "`torch.compile(dynamic=True, fullgraph=True)` with inductor, training: "
+            "gradients at two sizes through one graph with symbolic sizes, without "
+            "recompiling.",
+            "probe",
+            600.0,
+            check="compile_dynamic_backward",
+            compiler={"backend": "inductor", "dynamic": True},
+            needs=frozenset({"dynamic", "differentiable"}),
+            cpp_on=CPU_DEVICES,
+            trains=True,
+        ),
+        Stage(
+            "compile_cudagraphs",
+            '`torch.compile(mode="reduce-overhead", fullgraph=True)`: each check batch three '
+            "times (warm-up, record, replay), with `triton.cudagraph_or_error`; a CUDA graph "
+            "must be recorded and replayed.",
+            "probe",
+            600.0,
+            check="compile_cudagraphs",
+            compiler={"backend": "inductor", "mode": "reduce-overhead"},
+            devices=("cuda",),
+            timed=True,
+        ),
+        Stage(
+            "compile_max_autotune",
+            '`torch.compile(mode="max-autotune", fullgraph=True)`: Inductor benchmarks its '
+            "own kernel choices, with CUDA graphs on a GPU.",
+            "probe",
+            600.0,
+            check="compile_model",
+            compiler={"backend": "inductor", "mode": "max-autotune"},
+            dtypes=ONE_DTYPE,
+            timed=True,
+            cpp_on=CPU_DEVICES,
+        ),
+        Stage(
+            "compile_cpp_wrapper",
+            "`torch.compile(fullgraph=True, options={'cpp_wrapper': True})`: Inductor's "
+            "wrapper generated as C++, as AOTI's is.",
+            "probe",
+            600.0,
+            check="compile_model",
+            compiler={"backend": "inductor", "options": {"cpp_wrapper": True}},
+            dtypes=ONE_DTYPE,
+            timed=True,
+            cpp_on=("cuda", *CPU_DEVICES),
+        ),
         *_export_stages("strict", "True"),
         *_export_stages("nonstrict", "False"),
         # One export mode for each: non-strict, torch.export's default since 2.8.
-        Stage("aoti_max_autotune_nonstrict", "`aoti_compile_and_package` of the non-strict export with "
-                                             "`inductor_configs={'max_autotune': True}`, loaded and run in a fresh "
-                                             "process.", "aoti_max_autotune", 600.0, export_mode="nonstrict",
-              dtypes=ONE_DTYPE, timed=True),
-        Stage("aoti_legacy_nonstrict", "The older pair `torch._inductor.aot_compile(ep.module(), ...)` + "
-                                       "`torch._export.aot_load` on the non-strict export (write-up 002), loaded and "
-                                       "run in a fresh process; a deprecation warning is recorded.", "aoti_legacy",
-              300.0, export_mode="nonstrict", dtypes=ONE_DTYPE, timed=True),
+        Stage(
+            "aoti_max_autotune_nonstrict",
+            "`aoti_compile_and_package` of the non-strict export with "
+            "`inductor_configs={'max_autotune': True}`, loaded and run in a fresh "
+            "process.",
+            "aoti_max_autotune",
+            600.0,
+            export_mode="nonstrict",
+            dtypes=ONE_DTYPE,
+            timed=True,
+        ),
+        Stage(
+            "aoti_legacy_nonstrict",
+            "The older pair `torch._inductor.aot_compile(ep.module(), ...)` + "
+            "`torch._export.aot_load` on the non-strict export (write-up 002), loaded and "
+            "run in a fresh process; a deprecation warning is recorded.",
+            "aoti_legacy",
+            300.0,
+            export_mode="nonstrict",
+            dtypes=ONE_DTYPE,
+            timed=True,
+        ),
     )
 }

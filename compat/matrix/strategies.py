@@ -37,8 +37,15 @@ PROFILES = {
 DEFAULT_PROFILE = "ci"
 PROFILE_ENV = "COMPAT_HYPOTHESIS_PROFILE"
 for _name, _options in PROFILES.items():
-    settings.register_profile(_name, deadline=None, database=None, print_blob=False, report_multiple_bugs=False,
-                              suppress_health_check=[HealthCheck.too_slow], **_options)
+    settings.register_profile(
+        _name,
+        deadline=None,
+        database=None,
+        print_blob=False,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow],
+        **_options,
+    )
 
 
 @dataclass(frozen=True)
@@ -60,9 +67,15 @@ class Example:
     @classmethod
     def from_json(cls, text: str) -> "Example":
         d = json.loads(text)
-        return cls(tuple(d["shape"]), d["layout"], d["seed"], d["scale"], d["sign"],
-                   tuple((int(i), str(k)) for i, k in d["specials"]),
-                   tuple((str(n), int(v)) for n, v in d.get("sizes", ())))
+        return cls(
+            tuple(d["shape"]),
+            d["layout"],
+            d["seed"],
+            d["scale"],
+            d["sign"],
+            tuple((int(i), str(k)) for i, k in d["specials"]),
+            tuple((str(n), int(v)) for n, v in d.get("sizes", ())),
+        )
 
 
 def _special(kind: str, dtype: torch.dtype) -> float:
@@ -72,8 +85,9 @@ def _special(kind: str, dtype: torch.dtype) -> float:
     return sign * base[kind.lstrip("-")]
 
 
-def _values(shape: tuple[int, ...], seed: int, example: Example, t: torch.dtype,
-            specials: tuple = (), domain=None) -> torch.Tensor:
+def _values(
+    shape: tuple[int, ...], seed: int, example: Example, t: torch.dtype, specials: tuple = (), domain=None
+) -> torch.Tensor:
     """The example's values: standard normal times its scale, of its sign, then in the tensor's declared domain (an
     interval's from the unscaled draw: a sigmoid of 1e30 is its end, no value a caller passes); `specials` only
     where no domain is declared (NaN, inf and the others lie outside every domain)."""
@@ -100,7 +114,7 @@ def _laid_out(values: torch.Tensor, layout: str, device: str) -> torch.Tensor:
         return values.transpose(-1, -2).contiguous().to(dev).transpose(-1, -2)
     if layout == "sliced":  # a narrowed view of a wider last dimension; for 1-D, an offset view
         base = torch.full((*shape[:-1], shape[-1] + 2), fill, dtype=t, device=dev)
-        view = base[..., 1:shape[-1] + 1]
+        view = base[..., 1 : shape[-1] + 1]
     elif layout == "strided":  # every other element of the first dimension
         base = torch.full((2 * shape[0], *shape[1:]), fill, dtype=t, device=dev)
         view = base[::2]
@@ -197,9 +211,12 @@ def scales(dtype: str) -> st.SearchStrategy[float]:
 
 
 def values(dtype: str):
-    return st.tuples(st.integers(0, 2**16), scales(dtype), st.sampled_from(("mixed", "negative", "positive")),
-                     st.lists(st.tuples(st.integers(0, MAX_ELEMENTS), st.sampled_from(SPECIALS)),
-                              max_size=MAX_SPECIALS).map(tuple))
+    return st.tuples(
+        st.integers(0, 2**16),
+        scales(dtype),
+        st.sampled_from(("mixed", "negative", "positive")),
+        st.lists(st.tuples(st.integers(0, MAX_ELEMENTS), st.sampled_from(SPECIALS)), max_size=MAX_SPECIALS).map(tuple),
+    )
 
 
 def layouts(shape: tuple[int, ...]) -> st.SearchStrategy[str]:
@@ -207,8 +224,9 @@ def layouts(shape: tuple[int, ...]) -> st.SearchStrategy[str]:
 
 
 def examples(shapes: st.SearchStrategy[tuple[int, ...]], dtype: str) -> st.SearchStrategy[Example]:
-    return shapes.flatmap(lambda shape: st.builds(
-        lambda layout, v: Example(shape, layout, *v), layouts(shape), values(dtype)))
+    return shapes.flatmap(
+        lambda shape: st.builds(lambda layout, v: Example(shape, layout, *v), layouts(shape), values(dtype))
+    )
 
 
 def dim_tops(kernel, budget: int = MAX_ELEMENTS) -> dict[str, int]:
@@ -219,8 +237,9 @@ def dim_tops(kernel, budget: int = MAX_ELEMENTS) -> dict[str, int]:
     for d in kernel.dims:
         if not d.dynamic:
             continue
-        others = max(math.prod(shape_of(t, {**example, d.name: 1})) for t in kernel.tensors
-                     if t.dims and d.name in t.dims)
+        others = max(
+            math.prod(shape_of(t, {**example, d.name: 1})) for t in kernel.tensors if t.dims and d.name in t.dims
+        )
         tops[d.name] = max(d.min, min(d.max, budget // max(1, others)) // d.multiple_of * d.multiple_of)
     return tops
 
@@ -258,13 +277,16 @@ def boundary_examples(kernel, dtype: str, exported: bool, budget: int = MAX_ELEM
         out = []
         for name, top in tops.items():
             low = next(d.min for d in kernel.dims if d.name == name)
-            for size in sorted({low, *(b + e for b in kernel.shapes.blocks for e in (-1, 1) if low <= b + e <= top),
-                                top}):
+            for size in sorted(
+                {low, *(b + e for b in kernel.shapes.blocks for e in (-1, 1) if low <= b + e <= top), top}
+            ):
                 sizes = {**base, name: size}
-                out.append(Example(_first_shape(kernel, sizes), "contiguous", 0, 1.0, "mixed", specials,
-                                   tuple(sizes.items())))
-        return out or [Example(_first_shape(kernel, base), "contiguous", 0, 1.0, "mixed", specials,
-                               tuple(base.items()))]
+                out.append(
+                    Example(_first_shape(kernel, sizes), "contiguous", 0, 1.0, "mixed", specials, tuple(sizes.items()))
+                )
+        return out or [
+            Example(_first_shape(kernel, base), "contiguous", 0, 1.0, "mixed", specials, tuple(base.items()))
+        ]
     if exported:
         top = dynamic_max(kernel, budget)
         sizes = [1, *(b for b in kernel.shapes.blocks + (top,) if b <= top)]

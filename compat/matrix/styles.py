@@ -69,8 +69,10 @@ class Style:
         if self.family not in FAMILIES:
             raise RegistryError(f"style {self.name!r}: family {self.family!r} is none of {', '.join(FAMILIES)}")
         if self.variant_of is not None and self.variant_of not in CANONICAL_STYLES:
-            raise RegistryError(f"style {self.name!r}: variant_of {self.variant_of!r} is none of the canonical styles "
-                                f"{', '.join(CANONICAL_STYLES)}")
+            raise RegistryError(
+                f"style {self.name!r}: variant_of {self.variant_of!r} is none of the canonical styles "
+                f"{', '.join(CANONICAL_STYLES)}"
+            )
         # A style wraps a bare kernel unless it runs an op as shipped; one that registers an op needs a schema.
         implied = {"triton"} if "shipped" not in self.needs else set()
         implied |= {"schema"} if self.custom_op and "shipped" not in self.needs else set()
@@ -125,6 +127,7 @@ def _library_op(kernel: Kernel, style: str, impl):
 
 # ---- the decorated kernels autotune / heuristics styles launch ----
 
+
 def _untuned_meta(kernel: Kernel) -> dict:
     """The launch constexprs no autotune config or heuristic chooses."""
     return {k: v for k, v in kernel.meta if k not in kernel.tunable.names}
@@ -147,23 +150,27 @@ def _heuristic(jit, kernel: Kernel):
     tunable = kernel.tunable
     size = tunable.key[0]
     small, large = tunable.smallest(), tunable.largest()
-    return triton.heuristics({
-        name: (lambda lo, hi: lambda args: lo if args[size] <= tunable.threshold else hi)(small[name], large[name])
-        for name in tunable.names})(jit)
+    return triton.heuristics(
+        {
+            name: (lambda lo, hi: lambda args: lo if args[size] <= tunable.threshold else hi)(small[name], large[name])
+            for name in tunable.names
+        }
+    )(jit)
 
 
 def _constant_heuristic(jit, kernel: Kernel):
     """Each tunable constexpr: the kernel's own launch value (the largest config's where it declares none),
     whatever the arguments: a heuristic that reads no size."""
     own, large = dict(kernel.meta), kernel.tunable.largest()
-    return triton.heuristics({
-        name: (lambda value: lambda args: value)(own.get(name, large[name])) for name in kernel.tunable.names})(jit)
+    return triton.heuristics(
+        {name: (lambda value: lambda args: value)(own.get(name, large[name])) for name in kernel.tunable.names}
+    )(jit)
 
 
 def _keep_smaller_half(configs, named_args, **kwargs):
     """An `early_config_prune`: the first half of the configs (the smaller blocks), as pruners drop configs that
     do not fit."""
-    return configs[:max(1, len(configs) // 2)]
+    return configs[: max(1, len(configs) // 2)]
 
 
 def _no_op_pre_hook(nargs) -> None:
@@ -171,6 +178,7 @@ def _no_op_pre_hook(nargs) -> None:
 
 
 # ---- builders ----
+
 
 def _raw_jit(kernel: Kernel):
     return _launcher(kernel, kernel.jit)
@@ -185,8 +193,9 @@ def _triton_op(kernel: Kernel, style: str = "triton_op"):
 
 
 def _custom_op(kernel: Kernel):
-    op = torch.library.custom_op(f"{OP_NAMESPACE}::{op_name(kernel, 'custom_op')}",
-                                 mutates_args=kernel.mutates)(_launcher(kernel, kernel.jit))
+    op = torch.library.custom_op(f"{OP_NAMESPACE}::{op_name(kernel, 'custom_op')}", mutates_args=kernel.mutates)(
+        _launcher(kernel, kernel.jit)
+    )
     op.register_fake(kernel.with_defaults(kernel.reference))  # it only allocates and computes with torch ops
     return op
 
@@ -198,7 +207,6 @@ def _triton_op_cpu_fallback(kernel: Kernel):
 
 
 def _triton_op_flops(kernel: Kernel):
-
     op = _triton_op(kernel, "triton_op_flops")
 
     flops = kernel.with_defaults(kernel.flops)
@@ -212,7 +220,6 @@ def _triton_op_flops(kernel: Kernel):
 
 
 def _triton_op_subclass(kernel: Kernel):
-
     op = _triton_op(kernel, "triton_op_subclass")
 
     # The op receives a wrapper subclass holding two tensors; its __torch_dispatch__ runs the op on each. Both halves
@@ -229,8 +236,11 @@ def _autotune_raw(kernel: Kernel):
 
 
 def _autotune_triton_op(kernel: Kernel):
-    return _library_op(kernel, "autotune_triton_op",
-                       _launcher(kernel, _autotuned(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True))
+    return _library_op(
+        kernel,
+        "autotune_triton_op",
+        _launcher(kernel, _autotuned(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True),
+    )
 
 
 def _heuristics_raw(kernel: Kernel):
@@ -238,30 +248,39 @@ def _heuristics_raw(kernel: Kernel):
 
 
 def _heuristics_triton_op(kernel: Kernel):
-    return _library_op(kernel, "heuristics_triton_op",
-                       _launcher(kernel, _heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True))
+    return _library_op(
+        kernel,
+        "heuristics_triton_op",
+        _launcher(kernel, _heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True),
+    )
 
 
 def _autotune_heuristics_triton_op(kernel: Kernel):
     # @triton.autotune over @triton.heuristics: the heuristic picks the blocks, autotune the warps.
     fn = _autotuned(_heuristic(kernel.jit, kernel), kernel, over_tunables=False)
-    return _library_op(kernel, "autotune_heuristics_triton_op",
-                       _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True))
+    return _library_op(
+        kernel, "autotune_heuristics_triton_op", _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True)
+    )
 
 
 def _heuristics_autotune_triton_op(kernel: Kernel):
     # @triton.heuristics over @triton.autotune: the decorator order torch's tracing does not look through.
     fn = _heuristic(_autotuned(kernel.jit, kernel, over_tunables=False), kernel)
-    return _library_op(kernel, "heuristics_autotune_triton_op",
-                       _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True))
+    return _library_op(
+        kernel, "heuristics_autotune_triton_op", _launcher(kernel, fn, meta=_untuned_meta(kernel), wrap=True)
+    )
 
 
 def _autotune_variant(style: str, options: Callable[[Kernel], dict]):
     """A triton_op launching the kernel autotuned with `options(kernel)`, `_autotuned`'s extra arguments (they may
     name the kernel's pointers)."""
+
     def build(kernel: Kernel):
-        return _library_op(kernel, style, _launcher(kernel, _autotuned(kernel.jit, kernel, **options(kernel)),
-                                                    meta=_untuned_meta(kernel), wrap=True))
+        return _library_op(
+            kernel,
+            style,
+            _launcher(kernel, _autotuned(kernel.jit, kernel, **options(kernel)), meta=_untuned_meta(kernel), wrap=True),
+        )
 
     return build
 
@@ -271,9 +290,11 @@ def _heuristics_constant_raw(kernel: Kernel):
 
 
 def _heuristics_constant_triton_op(kernel: Kernel):
-    return _library_op(kernel, "heuristics_constant_triton_op",
-                       _launcher(kernel, _constant_heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel),
-                                 wrap=True))
+    return _library_op(
+        kernel,
+        "heuristics_constant_triton_op",
+        _launcher(kernel, _constant_heuristic(kernel.jit, kernel), meta=_untuned_meta(kernel), wrap=True),
+    )
 
 
 def _do_not_specialize_triton_op(kernel: Kernel):
@@ -298,7 +319,7 @@ class _Warmed:
             fixed += (1,) * (3 - len(fixed))
             if self.compiled is None:
                 self.compiled = self.jit.warmup(*args, grid=fixed, **meta)
-            self.compiled[fixed](*args, *(meta[name] for name in self.jit.arg_names[len(args):]))
+            self.compiled[fixed](*args, *(meta[name] for name in self.jit.arg_names[len(args) :]))
 
         return launch
 
@@ -309,8 +330,10 @@ def _warmup_launch(kernel: Kernel):
 
 def _split(kernel: Kernel, args: tuple) -> tuple[list, list]:
     """(the tensor arguments, to save for backward; the others, to keep as they are)."""
-    return ([a for spec, a in zip(kernel.inputs, args, strict=False) if isinstance(spec, Tensor)],
-            [a for spec, a in zip(kernel.inputs, args, strict=False) if not isinstance(spec, Tensor)])
+    return (
+        [a for spec, a in zip(kernel.inputs, args, strict=False) if isinstance(spec, Tensor)],
+        [a for spec, a in zip(kernel.inputs, args, strict=False) if not isinstance(spec, Tensor)],
+    )
 
 
 def _merge(kernel: Kernel, tensors: list, others: list) -> list:
@@ -361,8 +384,8 @@ def _autograd_function(kernel: Kernel, wrap: bool = False):
         @staticmethod
         def backward(ctx, *grads):
             tensors = list(ctx.saved_tensors)
-            args = _merge(kernel, tensors[:ctx.inputs], ctx.others)
-            return _input_grads(kernel, bwd.launch(launched(bwd.jit), meta, *args, *tensors[ctx.inputs:], *grads))
+            args = _merge(kernel, tensors[: ctx.inputs], ctx.others)
+            return _input_grads(kernel, bwd.launch(launched(bwd.jit), meta, *args, *tensors[ctx.inputs :], *grads))
 
     def apply(*args):
         return KernelFunction.apply(*args)
@@ -377,8 +400,10 @@ def _register_autograd(kernel: Kernel):
     op = _triton_op(kernel, "register_autograd")
     forward = kernel.signature()
     differentiable = [a for a in kernel.tensors if a.differentiable]
-    tensor_params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=torch.Tensor)
-                     for name in (*kernel.saved, *(f"grad_{o}" for o in kernel.outputs))]
+    tensor_params = [
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=torch.Tensor)
+        for name in (*kernel.saved, *(f"grad_{o}" for o in kernel.outputs))
+    ]
     returns = torch.Tensor if len(differentiable) == 1 else tuple[(torch.Tensor,) * len(differentiable)]
 
     def backward_impl(*args):
@@ -389,9 +414,11 @@ def _register_autograd(kernel: Kernel):
 
     backward_impl.__signature__ = inspect.Signature(
         [p.replace(default=inspect.Parameter.empty) for p in forward.parameters.values()] + tensor_params,
-        return_annotation=returns)
-    backward_op = triton_op(f"{OP_NAMESPACE}::{op_name(kernel, 'register_autograd')}_backward",
-                            mutates_args=bwd.mutates)(backward_impl)
+        return_annotation=returns,
+    )
+    backward_op = triton_op(
+        f"{OP_NAMESPACE}::{op_name(kernel, 'register_autograd')}_backward", mutates_args=bwd.mutates
+    )(backward_impl)
 
     def setup_context(ctx, inputs, output):
         tensors, ctx.others = _split(kernel, inputs)
@@ -400,8 +427,8 @@ def _register_autograd(kernel: Kernel):
 
     def backward(ctx, *grads):
         tensors = list(ctx.saved_tensors)
-        args = _merge(kernel, tensors[:ctx.inputs], ctx.others)
-        return _input_grads(kernel, backward_op(*args, *tensors[ctx.inputs:], *grads[:len(kernel.outputs)]))
+        args = _merge(kernel, tensors[: ctx.inputs], ctx.others)
+        return _input_grads(kernel, backward_op(*args, *tensors[ctx.inputs :], *grads[: len(kernel.outputs)]))
 
     op.register_autograd(backward, setup_context=setup_context)
     return op
@@ -480,107 +507,333 @@ def _raw(kernel: Kernel) -> str:
 STYLES: dict[str, Style] = {
     s.name: s
     for s in (
-        Style("raw_jit", "`kernel[grid](...)` launched from a plain Python function.", _raw_jit, _raw,
-              family="launch idiom", basic=True),
-        Style("wrap_triton", "`torch.library.wrap_triton(kernel)[grid](...)` from a plain Python function, outside "
-                             "any op.", _wrap_triton, _raw, family="launch idiom", variant_of="raw_jit"),
-        Style("triton_op", "`@torch.library.triton_op(...)` calling `torch.library.wrap_triton(kernel)[grid](...)`.",
-              _triton_op, _op_marker("triton_op"), custom_op=True, traced_op=True, basic=True),
-        Style("custom_op", "An opaque `@torch.library.custom_op` launching the raw kernel, with `register_fake` "
-                           "computing the eager reference.", _custom_op, _op_marker("custom_op"), custom_op=True, basic=True),
-        Style("triton_op_cpu_fallback", '`triton_op` plus `register_kernel("cpu")` computing the eager reference.',
-              _triton_op_cpu_fallback, _op_marker("triton_op_cpu_fallback"), custom_op=True, cpu_kernel=True, traced_op=True, variant_of="triton_op"),
-        Style("triton_op_flops", "`triton_op` plus `torch.utils.flop_counter.register_flop_formula`.",
-              _triton_op_flops, _op_marker("triton_op_flops"), needs=frozenset({"flops"}), custom_op=True,
-              flop_formula=True, traced_op=True, variant_of="triton_op"),
-        Style("triton_op_subclass", "`triton_op` called on a wrapper tensor subclass holding two tensors "
-                                    "(`TwoTensor`), built inside the model.", _triton_op_subclass,
-              _op_marker("triton_op_subclass"), needs=frozenset({"unary"}), custom_op=True, traced_op=True, variant_of="triton_op"),
-        Style("autotune_raw", "`@triton.autotune` over the kernel's tunable constexprs, keyed on its declared sizes, "
-                              "launched raw.", _autotune_raw, _raw, needs=frozenset({"tunable"}),
-              family="autotune & heuristics", variant_of="raw_jit"),
-        Style("autotune_triton_op", "The autotuned kernel through `triton_op` + `wrap_triton`.", _autotune_triton_op,
-              _op_marker("autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
-        Style("autotune_prune_triton_op", "`autotune_triton_op` with `prune_configs_by={'early_config_prune': ...}` "
-                                          "keeping the smaller half of the configs.",
-              _autotune_variant("autotune_prune_triton_op",
-                                lambda k: {"prune_configs_by": {"early_config_prune": _keep_smaller_half}}),
-              _op_marker("autotune_prune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
-        Style("autotune_restore_value_triton_op", "`autotune_triton_op` with `restore_value=` the pointers the kernel "
-                                                  "writes into, so benchmarking leaves them as they were.",
-              _autotune_variant("autotune_restore_value_triton_op",
-                                lambda k: {"restore_value": list(k.mutated_pointers())}),
-              _op_marker("autotune_restore_value_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
-        Style("autotune_reset_to_zero_triton_op", "`autotune_triton_op` with `reset_to_zero=` the pointers the kernel "
-                                                  "writes into: zeroed before every benchmark run and before the "
-                                                  "launch that counts.",
-              _autotune_variant("autotune_reset_to_zero_triton_op",
-                                lambda k: {"reset_to_zero": list(k.mutated_pointers())}),
-              _op_marker("autotune_reset_to_zero_triton_op"), needs=frozenset({"tunable_inplace"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
-        Style("autotune_pre_hook_triton_op", "`autotune_triton_op` whose `triton.Config`s carry a `pre_hook` (one "
-                                             "that changes nothing).",
-              _autotune_variant("autotune_pre_hook_triton_op", lambda k: {"pre_hook": _no_op_pre_hook}),
-              _op_marker("autotune_pre_hook_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
-        Style("do_not_specialize_triton_op", "The kernel jitted with `do_not_specialize=` its size arguments (the "
-                                             "autotune key), through `triton_op` + `wrap_triton`.",
-              _do_not_specialize_triton_op, _op_marker("do_not_specialize_triton_op"), needs=frozenset({"tunable"}),
-              custom_op=True, family="autotune & heuristics", traced_op=True, variant_of="triton_op"),
-        Style("heuristics_raw", "`@triton.heuristics` whose functions read a size (its first autotune key, against "
-                                "a threshold) to choose the tunable constexprs, launched raw.", _heuristics_raw, _raw,
-              needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="size", variant_of="raw_jit"),
-        Style("heuristics_triton_op", "The size-reading heuristics kernel of `heuristics_raw` through `triton_op` + "
-                                      "`wrap_triton`.", _heuristics_triton_op, _op_marker("heuristics_triton_op"),
-              needs=frozenset({"tunable"}), custom_op=True, family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True, variant_of="triton_op"),
-        Style("heuristics_constant_raw", "`@triton.heuristics` whose functions return a constant (the kernel's own "
-                                         "launch value), reading no argument, launched raw.", _heuristics_constant_raw,
-              _raw, needs=frozenset({"tunable"}), family="autotune & heuristics", heuristics="constant", variant_of="raw_jit"),
-        Style("heuristics_constant_triton_op", "The constant heuristics kernel of `heuristics_constant_raw` through "
-                                               "`triton_op` + `wrap_triton`.", _heuristics_constant_triton_op,
-              _op_marker("heuristics_constant_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, heuristics="constant", heuristics_outermost=True, variant_of="triton_op"),
-        Style("autotune_heuristics_triton_op", "`@triton.autotune` (num_warps) over `@triton.heuristics` "
-                                               "(the tunables), through `triton_op`.", _autotune_heuristics_triton_op,
-              _op_marker("autotune_heuristics_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, heuristics="size", variant_of="triton_op"),
-        Style("heuristics_autotune_triton_op", "`@triton.heuristics` (the tunables) over `@triton.autotune` "
-                                               "(num_warps), through `triton_op`.", _heuristics_autotune_triton_op,
-              _op_marker("heuristics_autotune_triton_op"), needs=frozenset({"tunable"}), custom_op=True,
-              family="autotune & heuristics", traced_op=True, heuristics="size", heuristics_outermost=True, variant_of="triton_op"),
-        Style("autograd_function", "`torch.autograd.Function` whose forward and backward launch raw kernels.",
-              _autograd_function, _raw, needs=frozenset({"backward"}), family="autograd"),
-        Style("register_autograd", "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
-              _register_autograd, _op_marker("register_autograd"), needs=frozenset({"backward"}),
-              custom_op=True, family="autograd", traced_op=True, variant_of="triton_op"),
-        Style("library_define", '`torch.library.Library(ns, "FRAGMENT")` with `define`, a CUDA `impl` launching the '
-                                "raw kernel, and `register_fake` (vLLM's idiom).", _library_define,
-              _op_marker("library_define"), custom_op=True, variant_of="custom_op"),
-        Style("allow_in_graph", "The raw launcher wrapped in `torch.compiler.allow_in_graph` (unsloth's idiom).",
-              _allow_in_graph, lambda kernel: op_name(kernel, "allow_in_graph"), family="launch idiom", variant_of="raw_jit"),
-        Style("compiler_disable", "The raw launcher wrapped in `torch.compiler.disable`: Dynamo runs it eagerly, a "
-                                  "graph break.", _compiler_disable, _raw, family="launch idiom", variant_of="raw_jit"),
-        Style("device_context", "The raw launch inside `with torch.cuda.device(x.device):` (flash-attention, "
-                                "Liger-Kernel).", _device_context, _raw, family="launch idiom", variant_of="raw_jit"),
-        Style("autograd_wrap_triton", "`torch.autograd.Function` whose forward and backward launch through "
-                                      "`wrap_triton` (flash-attention's newer code).",
-              functools.partial(_autograd_function, wrap=True), _raw, needs=frozenset({"backward"}), family="autograd", variant_of="autograd_function"),
-        Style("wrapper_outside", "A `wrap_triton(kernel)` wrapper made once, outside the traced function, launched "
-                                 "inside it.", _wrapper_outside, _raw, family="launch idiom", variant_of="raw_jit"),
-        Style("triton_op_no_wrap", "`@triton_op` whose body launches the raw kernel, without `wrap_triton`.",
-              _triton_op_no_wrap, _op_marker("triton_op_no_wrap"), custom_op=True, variant_of="triton_op"),
-        Style("warmup_launch", "The kernel compiled once by `.warmup(...)` at the first launch's arguments, and the "
-                               "compiled kernel launched on a computed grid, for every later size (an older fused-softmax "
-                               "tutorial's cache; the current one warms up on every call).",
-              _warmup_launch, _raw, family="launch idiom", variant_of="raw_jit"),
-        Style("as_shipped", "Your op exactly as you ship it (compat.Op): a torch.library op, an autograd.Function's "
-                            "apply, an nn.Module, or a function that launches kernels, called unchanged; a traced "
-                            "graph must hold what it launched in eager.", _as_shipped, None,
-              needs=frozenset({"shipped"}), custom_op=True, cpu_kernel=True, flop_formula=True, family="as shipped",
-              stage_needs=(("opcheck", "library_op"), ("flop_count", "flops"), ("compile_backward", "differentiable"))),
+        Style(
+            "raw_jit",
+            "`kernel[grid](...)` launched from a plain Python function.",
+            _raw_jit,
+            _raw,
+            family="launch idiom",
+            basic=True,
+        ),
+        Style(
+            "wrap_triton",
+            "`torch.library.wrap_triton(kernel)[grid](...)` from a plain Python function, outside any op.",
+            _wrap_triton,
+            _raw,
+            family="launch idiom",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "triton_op",
+            "`@torch.library.triton_op(...)` calling `torch.library.wrap_triton(kernel)[grid](...)`.",
+            _triton_op,
+            _op_marker("triton_op"),
+            custom_op=True,
+            traced_op=True,
+            basic=True,
+        ),
+        Style(
+            "custom_op",
+            "An opaque `@torch.library.custom_op` launching the raw kernel, with `register_fake` "
+            "computing the eager reference.",
+            _custom_op,
+            _op_marker("custom_op"),
+            custom_op=True,
+            basic=True,
+        ),
+        Style(
+            "triton_op_cpu_fallback",
+            '`triton_op` plus `register_kernel("cpu")` computing the eager reference.',
+            _triton_op_cpu_fallback,
+            _op_marker("triton_op_cpu_fallback"),
+            custom_op=True,
+            cpu_kernel=True,
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "triton_op_flops",
+            "`triton_op` plus `torch.utils.flop_counter.register_flop_formula`.",
+            _triton_op_flops,
+            _op_marker("triton_op_flops"),
+            needs=frozenset({"flops"}),
+            custom_op=True,
+            flop_formula=True,
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "triton_op_subclass",
+            "`triton_op` called on a wrapper tensor subclass holding two tensors "
+            "(`TwoTensor`), built inside the model.",
+            _triton_op_subclass,
+            _op_marker("triton_op_subclass"),
+            needs=frozenset({"unary"}),
+            custom_op=True,
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autotune_raw",
+            "`@triton.autotune` over the kernel's tunable constexprs, keyed on its declared sizes, launched raw.",
+            _autotune_raw,
+            _raw,
+            needs=frozenset({"tunable"}),
+            family="autotune & heuristics",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "autotune_triton_op",
+            "The autotuned kernel through `triton_op` + `wrap_triton`.",
+            _autotune_triton_op,
+            _op_marker("autotune_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autotune_prune_triton_op",
+            "`autotune_triton_op` with `prune_configs_by={'early_config_prune': ...}` "
+            "keeping the smaller half of the configs.",
+            _autotune_variant(
+                "autotune_prune_triton_op", lambda k: {"prune_configs_by": {"early_config_prune": _keep_smaller_half}}
+            ),
+            _op_marker("autotune_prune_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autotune_restore_value_triton_op",
+            "`autotune_triton_op` with `restore_value=` the pointers the kernel "
+            "writes into, so benchmarking leaves them as they were.",
+            _autotune_variant(
+                "autotune_restore_value_triton_op", lambda k: {"restore_value": list(k.mutated_pointers())}
+            ),
+            _op_marker("autotune_restore_value_triton_op"),
+            needs=frozenset({"tunable_inplace"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autotune_reset_to_zero_triton_op",
+            "`autotune_triton_op` with `reset_to_zero=` the pointers the kernel "
+            "writes into: zeroed before every benchmark run and before the "
+            "launch that counts.",
+            _autotune_variant(
+                "autotune_reset_to_zero_triton_op", lambda k: {"reset_to_zero": list(k.mutated_pointers())}
+            ),
+            _op_marker("autotune_reset_to_zero_triton_op"),
+            needs=frozenset({"tunable_inplace"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autotune_pre_hook_triton_op",
+            "`autotune_triton_op` whose `triton.Config`s carry a `pre_hook` (one that changes nothing).",
+            _autotune_variant("autotune_pre_hook_triton_op", lambda k: {"pre_hook": _no_op_pre_hook}),
+            _op_marker("autotune_pre_hook_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "do_not_specialize_triton_op",
+            "The kernel jitted with `do_not_specialize=` its size arguments (the "
+            "autotune key), through `triton_op` + `wrap_triton`.",
+            _do_not_specialize_triton_op,
+            _op_marker("do_not_specialize_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "heuristics_raw",
+            "`@triton.heuristics` whose functions read a size (its first autotune key, against "
+            "a threshold) to choose the tunable constexprs, launched raw.",
+            _heuristics_raw,
+            _raw,
+            needs=frozenset({"tunable"}),
+            family="autotune & heuristics",
+            heuristics="size",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "heuristics_triton_op",
+            "The size-reading heuristics kernel of `heuristics_raw` through `triton_op` + `wrap_triton`.",
+            _heuristics_triton_op,
+            _op_marker("heuristics_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            heuristics="size",
+            heuristics_outermost=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "heuristics_constant_raw",
+            "`@triton.heuristics` whose functions return a constant (the kernel's own "
+            "launch value), reading no argument, launched raw.",
+            _heuristics_constant_raw,
+            _raw,
+            needs=frozenset({"tunable"}),
+            family="autotune & heuristics",
+            heuristics="constant",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "heuristics_constant_triton_op",
+            "The constant heuristics kernel of `heuristics_constant_raw` through `triton_op` + `wrap_triton`.",
+            _heuristics_constant_triton_op,
+            _op_marker("heuristics_constant_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            heuristics="constant",
+            heuristics_outermost=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autotune_heuristics_triton_op",
+            "`@triton.autotune` (num_warps) over `@triton.heuristics` (the tunables), through `triton_op`.",
+            _autotune_heuristics_triton_op,
+            _op_marker("autotune_heuristics_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            heuristics="size",
+            variant_of="triton_op",
+        ),
+        Style(
+            "heuristics_autotune_triton_op",
+            "`@triton.heuristics` (the tunables) over `@triton.autotune` (num_warps), through `triton_op`.",
+            _heuristics_autotune_triton_op,
+            _op_marker("heuristics_autotune_triton_op"),
+            needs=frozenset({"tunable"}),
+            custom_op=True,
+            family="autotune & heuristics",
+            traced_op=True,
+            heuristics="size",
+            heuristics_outermost=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "autograd_function",
+            "`torch.autograd.Function` whose forward and backward launch raw kernels.",
+            _autograd_function,
+            _raw,
+            needs=frozenset({"backward"}),
+            family="autograd",
+        ),
+        Style(
+            "register_autograd",
+            "`triton_op` + `register_autograd` whose backward is itself a `triton_op`.",
+            _register_autograd,
+            _op_marker("register_autograd"),
+            needs=frozenset({"backward"}),
+            custom_op=True,
+            family="autograd",
+            traced_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "library_define",
+            '`torch.library.Library(ns, "FRAGMENT")` with `define`, a CUDA `impl` launching the '
+            "raw kernel, and `register_fake` (vLLM's idiom).",
+            _library_define,
+            _op_marker("library_define"),
+            custom_op=True,
+            variant_of="custom_op",
+        ),
+        Style(
+            "allow_in_graph",
+            "The raw launcher wrapped in `torch.compiler.allow_in_graph` (unsloth's idiom).",
+            _allow_in_graph,
+            lambda kernel: op_name(kernel, "allow_in_graph"),
+            family="launch idiom",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "compiler_disable",
+            "The raw launcher wrapped in `torch.compiler.disable`: Dynamo runs it eagerly, a graph break.",
+            _compiler_disable,
+            _raw,
+            family="launch idiom",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "device_context",
+            "The raw launch inside `with torch.cuda.device(x.device):` (flash-attention, Liger-Kernel).",
+            _device_context,
+            _raw,
+            family="launch idiom",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "autograd_wrap_triton",
+            "`torch.autograd.Function` whose forward and backward launch through "
+            "`wrap_triton` (flash-attention's newer code).",
+            functools.partial(_autograd_function, wrap=True),
+            _raw,
+            needs=frozenset({"backward"}),
+            family="autograd",
+            variant_of="autograd_function",
+        ),
+        Style(
+            "wrapper_outside",
+            "A `wrap_triton(kernel)` wrapper made once, outside the traced function, launched inside it.",
+            _wrapper_outside,
+            _raw,
+            family="launch idiom",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "triton_op_no_wrap",
+            "`@triton_op` whose body launches the raw kernel, without `wrap_triton`.",
+            _triton_op_no_wrap,
+            _op_marker("triton_op_no_wrap"),
+            custom_op=True,
+            variant_of="triton_op",
+        ),
+        Style(
+            "warmup_launch",
+            "The kernel compiled once by `.warmup(...)` at the first launch's arguments, and the "
+            "compiled kernel launched on a computed grid, for every later size (an older fused-softmax "
+            "tutorial's cache; the current one warms up on every call).",
+            _warmup_launch,
+            _raw,
+            family="launch idiom",
+            variant_of="raw_jit",
+        ),
+        Style(
+            "as_shipped",
+            "Your op exactly as you ship it (compat.Op): a torch.library op, an autograd.Function's "
+            "apply, an nn.Module, or a function that launches kernels, called unchanged; a traced "
+            "graph must hold what it launched in eager.",
+            _as_shipped,
+            None,
+            needs=frozenset({"shipped"}),
+            custom_op=True,
+            cpu_kernel=True,
+            flop_formula=True,
+            family="as shipped",
+            stage_needs=(("opcheck", "library_op"), ("flop_count", "flops"), ("compile_backward", "differentiable")),
+        ),
     )
 }
 

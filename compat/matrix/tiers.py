@@ -36,5 +36,6 @@ def missed(records: Iterable[dict[str, Any]]) -> tuple[list[str], int]:
         kinds[triple].add(record["outcome"]["kind"])
         dtypes[triple].add(cell.dtype)
     several = [t for t in dtypes if len(dtypes[t]) > 1]
-    return sorted("-".join(t) for t in several if len(kinds[t]) > 1
-                  and not STAGES[t[2]].every_dtype_in_quick_tier), len(several)
+    return sorted(
+        "-".join(t) for t in several if len(kinds[t]) > 1 and not STAGES[t[2]].every_dtype_in_quick_tier
+    ), len(several)

@@ -7,8 +7,10 @@ import shutil
 from pathlib import Path
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-MISSING = ("needs Debian's chromium and chromium-driver (apt install chromium chromium-driver) and selenium "
-           "(pip install -e '.[docs]')")
+MISSING = (
+    "needs Debian's chromium and chromium-driver (apt install chromium chromium-driver) and selenium "
+    "(pip install -e '.[docs]')"
+)
 
 
 def available() -> bool:
@@ -25,12 +27,14 @@ def available() -> bool:
 GITHUB_WIDTH = 948  # px of content in a repository's README or a Markdown file's view on GitHub
 # GitHub's own rules for what sets a table's width (its markdown-body stylesheet): a table is a block as wide as its
 # content, at most the column's; cells padded 6 px 13 px; code spans at 85%.
-GITHUB_CSS = ("body{margin:0}.markdown-body{width:%dpx;font-family:-apple-system,'Segoe UI','Noto Sans',Helvetica,"
-              "Arial,sans-serif;font-size:16px;line-height:1.5;word-wrap:break-word}"
-              ".markdown-body table{display:block;width:max-content;max-width:100%%;overflow:auto;"
-              "border-spacing:0;border-collapse:collapse}.markdown-body td,.markdown-body th{padding:6px 13px;"
-              "border:1px solid #d0d7de}.markdown-body code{padding:.2em .4em;font-size:85%%;"
-              "white-space:break-spaces}" % GITHUB_WIDTH)
+GITHUB_CSS = (
+    "body{margin:0}.markdown-body{width:%dpx;font-family:-apple-system,'Segoe UI','Noto Sans',Helvetica,"
+    "Arial,sans-serif;font-size:16px;line-height:1.5;word-wrap:break-word}"
+    ".markdown-body table{display:block;width:max-content;max-width:100%%;overflow:auto;"
+    "border-spacing:0;border-collapse:collapse}.markdown-body td,.markdown-body th{padding:6px 13px;"
+    "border:1px solid #d0d7de}.markdown-body code{padding:.2em .4em;font-size:85%%;"
+    "white-space:break-spaces}" % GITHUB_WIDTH
+)
 
 
 def github_html(markdown: str) -> str:
@@ -38,8 +42,10 @@ def github_html(markdown: str) -> str:
     from markdown_it import MarkdownIt  # optional (the docs extra): available() says whether it is there
 
     body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
-    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{GITHUB_CSS}</style></head>'
-            f'<body><article class="markdown-body">{body}</article></body></html>')
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{GITHUB_CSS}</style></head>'
+        f'<body><article class="markdown-body">{body}</article></body></html>'
+    )
 
 
 def chromium(width: int = 1600, height: int = 1000):
@@ -48,7 +54,15 @@ def chromium(width: int = 1600, height: int = 1000):
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", f"--window-size={width},{height}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--window-size={width},{height}",
+    ):
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=str(DRIVER)))

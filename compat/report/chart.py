@@ -20,18 +20,33 @@ from typing import Any
 from ..evidence.verdicts import Verdict
 from ..matrix.cells import package_cell_of
 
-CANONICAL = (("raw_jit", "raw `@triton.jit`"), ("triton_op", "`triton_op` + `wrap_triton`"),
-             ("custom_op", "`custom_op`"), ("autograd_function", "`autograd.Function`"))
-GROUPS = (("eager", ("eager",)), ("compile", ("compile_inductor",)), ("compile, grads", ("compile_backward",)),
-          ("dynamic", ("compile_dynamic",)), ("dynamic, grads", ("compile_dynamic_backward",)),
-          ("CUDA graphs", ("compile_cudagraphs",)),
-          ("export strict", ("export_strict",)), ("export non-strict", ("export_nonstrict",)),
-          ("save/load", ("save_load_nonstrict",)), ("AOTI Python", ("aoti_nonstrict",)),
-          ("AOTI C++", ("aoti_cpp_nonstrict",)))
+CANONICAL = (
+    ("raw_jit", "raw `@triton.jit`"),
+    ("triton_op", "`triton_op` + `wrap_triton`"),
+    ("custom_op", "`custom_op`"),
+    ("autograd_function", "`autograd.Function`"),
+)
+GROUPS = (
+    ("eager", ("eager",)),
+    ("compile", ("compile_inductor",)),
+    ("compile, grads", ("compile_backward",)),
+    ("dynamic", ("compile_dynamic",)),
+    ("dynamic, grads", ("compile_dynamic_backward",)),
+    ("CUDA graphs", ("compile_cudagraphs",)),
+    ("export strict", ("export_strict",)),
+    ("export non-strict", ("export_nonstrict",)),
+    ("save/load", ("save_load_nonstrict",)),
+    ("AOTI Python", ("aoti_nonstrict",)),
+    ("AOTI C++", ("aoti_cpp_nonstrict",)),
+)
 # Best first: a kernel's class is the last of these any of its cells has.
-CLASSES = {"verified": ("✅", "works, fuzz-verified"), "unfuzzed": ("☑️", "works, not fuzzed"),
-           "contiguous": ("🟨", "works for contiguous inputs only"), "wrong": ("≠", "silently wrong"),
-           "fails": ("❌", "fails")}
+CLASSES = {
+    "verified": ("✅", "works, fuzz-verified"),
+    "unfuzzed": ("☑️", "works, not fuzzed"),
+    "contiguous": ("🟨", "works for contiguous inputs only"),
+    "wrong": ("≠", "silently wrong"),
+    "fails": ("❌", "fails"),
+}
 ORDER = list(CLASSES)
 
 
@@ -71,8 +86,9 @@ class ChartCell:
         return f"{len(self.kernels)} kernels; " + "; ".join(parts)
 
 
-def _classes(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str,
-             styles: tuple[str, ...] | None) -> dict[tuple[str, str], dict[str, str]]:
+def _classes(
+    doc: dict[str, Any], verdicts: dict[str, Verdict], device: str, styles: tuple[str, ...] | None
+) -> dict[tuple[str, str], dict[str, str]]:
     """{(style, group): {kernel: its class there}} over the results' cells on `device` (of `styles`, or any)."""
     fuzz = {f["id"]: f for f in doc.get("fuzz") or []}
     found: dict[tuple[str, str], dict[str, str]] = {}
@@ -97,8 +113,11 @@ def chart(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> lis
 
 def of_op(doc: dict[str, Any], op: str) -> dict[str, Any]:
     """The results of one op (kernel) alone: its cells and its fuzz tests."""
-    return {**doc, "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == op],
-            "fuzz": [f for f in doc.get("fuzz") or [] if f["axes"]["kernel"] == op]}
+    return {
+        **doc,
+        "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == op],
+        "fuzz": [f for f in doc.get("fuzz") or [] if f["axes"]["kernel"] == op],
+    }
 
 
 def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> tuple[str, list[tuple[str, list]]]:
@@ -106,11 +125,16 @@ def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> t
     measured (a sentence) and, per op, its class in each group (None: not measured)."""
     found = _classes(doc, verdicts, device, ("as_shipped",))
     ops = sorted({kernel for kernels in found.values() for kernel in kernels})
-    ran = [c for c in doc["cells"] if c["axes"]["device"] == device and c["axes"]["style"] == "as_shipped"
-           and c["outcome"]["kind"] != "skipped"]
+    ran = [
+        c
+        for c in doc["cells"]
+        if c["axes"]["device"] == device and c["axes"]["style"] == "as_shipped" and c["outcome"]["kind"] != "skipped"
+    ]
     fuzzed = [f for f in doc.get("fuzz") or [] if f["axes"]["device"] == device and f["outcome"]["kind"] != "skipped"]
-    said = (f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
-            f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured.")
+    said = (
+        f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
+        f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured."
+    )
     return said, [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
 
 
@@ -125,8 +149,10 @@ def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -
     middle = (len(GROUPS) + 1) // 2
     for half in (slice(0, middle), slice(middle, None)):
         out += ["| op | " + " | ".join(g for g, _ in GROUPS[half]) + " |", "|---|" + "---|" * len(GROUPS[half])]
-        out += [f"| `{op}` | " + " | ".join(CLASSES[c][0] if c else "—" for c in classes[half]) + " |"
-                for op, classes in rows]
+        out += [
+            f"| `{op}` | " + " | ".join(CLASSES[c][0] if c else "—" for c in classes[half]) + " |"
+            for op, classes in rows
+        ]
         out.append("")
     return out
 
@@ -136,13 +162,18 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
     notes lettered below it."""
     by_key = {(c.style, c.group): c for c in cells}
     legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
-    out = [f"## Which style survives which stage, measured on {device}", "",
-           "The tutorial's chart, from this results file: each cell is the worst any kernel showed (its number: "
-           "on how many kernels it was measured; its letter: the note naming each kernel's class). Non-strict export "
-           "for save/load and AOTI (torch.export's default since 2.8); every dtype the stage runs.", "",
-           f"{legend}; — not measured.", "",
-           "| stage | " + " | ".join(label for _, label in CANONICAL) + " |",
-           "|---|" + "---|" * len(CANONICAL)]
+    out = [
+        f"## Which style survives which stage, measured on {device}",
+        "",
+        "The tutorial's chart, from this results file: each cell is the worst any kernel showed (its number: "
+        "on how many kernels it was measured; its letter: the note naming each kernel's class). Non-strict export "
+        "for save/load and AOTI (torch.export's default since 2.8); every dtype the stage runs.",
+        "",
+        f"{legend}; — not measured.",
+        "",
+        "| stage | " + " | ".join(label for _, label in CANONICAL) + " |",
+        "|---|" + "---|" * len(CANONICAL),
+    ]
     notes, letters = [], iter(_letters())
     for group, _ in GROUPS:
         row = []

@@ -85,7 +85,9 @@ function el(tag, text, cls) { const e = document.createElement(tag); if (text !=
 """
 
 # compat.report.recommend's rules, for the reader's own choice (the browser test checks both give one answer).
-CHOOSER = COMMON + r"""
+CHOOSER = (
+    COMMON
+    + r"""
 const R = DATA.recommend, CAPS = Object.fromEntries(R.capabilities.map(c => [c.key, c]));
 const MEETS = 0, CONTIGUOUS_ONLY = 1, UNFUZZED = 2, MISSES = 3;
 function needs(sel) {
@@ -170,9 +172,12 @@ function answer() {
 document.querySelectorAll('#choose input').forEach(i => i.addEventListener('change', answer));
 answer();
 """
+)
 
 # A kernel's page: a click on a cell shows its note; a stage group folds into one column.
-PANEL = COMMON + r"""
+PANEL = (
+    COMMON
+    + r"""
 const S = DATA.strings;  // each text once: the notes name them by number
 function show(button) {
   const note = DATA.notes[button.dataset.n], body = document.getElementById('panel-body');
@@ -199,6 +204,7 @@ document.getElementById('close').addEventListener('click', () => { document.getE
 document.querySelectorAll('.controls input').forEach(i => i.addEventListener('change', () =>
   document.body.classList.toggle('hide-' + i.value, !i.checked)));
 """
+)
 
 
 def _esc(text) -> str:
@@ -224,12 +230,16 @@ def _entry(docs: Docs, e: Entry) -> str:
         _, shown = next(((i, t) for i, t in timed if "-float32-" in i), timed[0])
         point, us = first_point(shown)
         lat = f'<small class="lat">{us:.0f} µs</small>'
-        title += _esc("".join(f"\n{i}: first call {t['first_call_ms']:,.0f} ms; steady " + ", ".join(
-            f"{p} {u:.0f} µs" for p, u in t["steady_us"].items()) for i, t in timed))
+        title += _esc(
+            "".join(
+                f"\n{i}: first call {t['first_call_ms']:,.0f} ms; steady "
+                + ", ".join(f"{p} {u:.0f} µs" for p, u in t["steady_us"].items())
+                for i, t in timed
+            )
+        )
     key = docs.note_key(e)
     if key in docs.notes:
-        return (f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}{lat}'
-                f'</button>')
+        return f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}{lat}</button>'
     return f'<span class="{cls}" title="{title}">{dtypes}{_esc(label)}{lat}</span>'
 
 
@@ -246,21 +256,38 @@ def _latency(docs: Docs) -> list[str]:
     if intro is None:
         return []
     first, tables = latency_tables(docs)
-    out = ['<section id="latency"><h2>Latency on CUDA</h2>', f'<p class="meta">{_esc(intro)} In the matrix, a '
-           "passing cell of a timed stage shows its steady state at the smallest check point; hover for the rest.</p>"]
+    out = [
+        '<section id="latency"><h2>Latency on CUDA</h2>',
+        f'<p class="meta">{_esc(intro)} In the matrix, a '
+        "passing cell of a timed stage shows its steady state at the smallest check point; hover for the rest.</p>",
+    ]
     if first:
-        out += ["<h3>First call: the AOTI package against torch.compile (write-up 002's comparison)</h3>",
-                '<table class="plain lat"><thead><tr><th>kernel</th><th>style</th>'
-                + "".join(f"<th>{_esc(h)}</th>" for h in FIRST_CALL_HEAD) + "</tr></thead><tbody>"]
-        out += [f"<tr><td><code>{_esc(k)}</code></td><td><code>{_esc(st)}</code></td>"
-                + "".join(f'<td class="num">{_esc(v)}</td>' for v in values) + "</tr>" for k, st, values in first]
+        out += [
+            "<h3>First call: the AOTI package against torch.compile (write-up 002's comparison)</h3>",
+            '<table class="plain lat"><thead><tr><th>kernel</th><th>style</th>'
+            + "".join(f"<th>{_esc(h)}</th>" for h in FIRST_CALL_HEAD)
+            + "</tr></thead><tbody>",
+        ]
+        out += [
+            f"<tr><td><code>{_esc(k)}</code></td><td><code>{_esc(st)}</code></td>"
+            + "".join(f'<td class="num">{_esc(v)}</td>' for v in values)
+            + "</tr>"
+            for k, st, values in first
+        ]
         out.append("</tbody></table>")
     for kernel, t in tables:
-        out += [f"<h3>Steady state of <code>{_esc(kernel)}</code>, µs at {_esc(t.point)} (median / best)</h3>",
-                '<table class="plain lat"><thead><tr><th>style</th>'
-                + "".join(f"<th>{_stage_label(c)}</th>" for c in t.columns) + "</tr></thead><tbody>"]
-        out += [f"<tr><td><code>{_esc(style)}</code></td>" + "".join(f'<td class="num">{_esc(v)}</td>' for v in values)
-                + "</tr>" for style, values in t.rows]
+        out += [
+            f"<h3>Steady state of <code>{_esc(kernel)}</code>, µs at {_esc(t.point)} (median / best)</h3>",
+            '<table class="plain lat"><thead><tr><th>style</th>'
+            + "".join(f"<th>{_stage_label(c)}</th>" for c in t.columns)
+            + "</tr></thead><tbody>",
+        ]
+        out += [
+            f"<tr><td><code>{_esc(style)}</code></td>"
+            + "".join(f'<td class="num">{_esc(v)}</td>' for v in values)
+            + "</tr>"
+            for style, values in t.rows
+        ]
         out.append("</tbody></table>")
     return out + ["</section>"]
 
@@ -271,8 +298,10 @@ LATENCY_HTML = "latency.html"  # beside the index: its tables took 57% of the in
 def _latency_link(docs: Docs) -> list[str]:
     if latency_intro(docs) is None:
         return []
-    return ['<section id="latency"><h2>Latency on CUDA</h2><p class="meta">What a passing cell cost, never a gate: '
-            f'<a href="{LATENCY_HTML}">its tables</a>.</p></section>']
+    return [
+        '<section id="latency"><h2>Latency on CUDA</h2><p class="meta">What a passing cell cost, never a gate: '
+        f'<a href="{LATENCY_HTML}">its tables</a>.</p></section>'
+    ]
 
 
 def latency_page(doc: dict, source: str) -> str | None:
@@ -281,20 +310,26 @@ def latency_page(doc: dict, source: str) -> str | None:
     body = _latency(docs)
     if not body:
         return None
-    out = [*_head("Support matrix: latency on CUDA"), "<header><h1>Latency on CUDA</h1>", *_ran_on(docs, source),
-           '<nav><a href="support_matrix.html">The support matrix</a></nav></header>', *body, "</body></html>"]
+    out = [
+        *_head("Support matrix: latency on CUDA"),
+        "<header><h1>Latency on CUDA</h1>",
+        *_ran_on(docs, source),
+        '<nav><a href="support_matrix.html">The support matrix</a></nav></header>',
+        *body,
+        "</body></html>",
+    ]
     return "\n".join(out) + "\n"
 
 
 def _summary(docs: Docs, row, group: str) -> str:
     """A collapsed group's cell: how many of its entries have each verdict, coloured by the worst."""
-    counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s)
-                     for _ in e.verdicts)
+    counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s) for _ in e.verdicts)
     if not counts:
         return f'<td class="sum gc-{_slug(group)}"></td>'
     worst = max(counts, key=list(VERDICTS).index)
-    text = " · ".join(f"{n} {VERDICTS[k][0]}" for k, n in sorted(counts.items(), key=lambda kv: list(VERDICTS).index(
-        kv[0])))
+    text = " · ".join(
+        f"{n} {VERDICTS[k][0]}" for k, n in sorted(counts.items(), key=lambda kv: list(VERDICTS).index(kv[0]))
+    )
     return f'<td class="sum {worst} gc-{_slug(group)}">{_esc(text)}</td>'
 
 
@@ -303,11 +338,15 @@ def _grid(docs: Docs, kernel: str) -> list[str]:
     spans = Counter(stage_group(s) for s in docs.stages)
     head1 = ['<th class="corner" rowspan="2">style · device</th>']
     for g in docs.groups:
-        head1.append(f'<th class="g-{_slug(g)}" colspan="{spans[g]}">{_esc(g)}</th>'
-                     f'<th class="gc-{_slug(g)}" rowspan="2">{_esc(g)}</th>')
+        head1.append(
+            f'<th class="g-{_slug(g)}" colspan="{spans[g]}">{_esc(g)}</th>'
+            f'<th class="gc-{_slug(g)}" rowspan="2">{_esc(g)}</th>'
+        )
     head2 = [f'<th class="g-{_slug(stage_group(s))}">{_stage_label(s)}</th>' for s in docs.stages]
-    out = [f'<div class="wrap"><table class="grid" data-kernel="{_esc(kernel)}"><thead>'
-           f'<tr class="groups">{"".join(head1)}</tr><tr class="stages">{"".join(head2)}</tr></thead><tbody>']
+    out = [
+        f'<div class="wrap"><table class="grid" data-kernel="{_esc(kernel)}"><thead>'
+        f'<tr class="groups">{"".join(head1)}</tr><tr class="stages">{"".join(head2)}</tr></thead><tbody>'
+    ]
     width = 1 + len(docs.stages) + len(docs.groups)
     family = None
     for r in rows:
@@ -327,8 +366,9 @@ def _grid(docs: Docs, kernel: str) -> list[str]:
     for r in rows:
         said = [(g, r.sentence(g, docs.stages)) for g in docs.groups]
         said = [f"<b>{_esc(g)}</b>: {_esc(t)}" for g, t in said if t]
-        words.append(f"<li><code>{_esc(r.style)}</code> on {_esc(r.device)}: " + (" ".join(said) or "not run here.")
-                     + "</li>")
+        words.append(
+            f"<li><code>{_esc(r.style)}</code> on {_esc(r.device)}: " + (" ".join(said) or "not run here.") + "</li>"
+        )
     out.append(f'<details class="words"><summary>In words</summary><ul>{"".join(words)}</ul></details>')
     return out
 
@@ -342,8 +382,10 @@ def _style_lines(docs: Docs) -> list[str]:
     out, family = [f"<h3>Styles by family, on {_esc(docs.recommend['device'])}</h3>"], None
     for line in docs.style_lines():
         if line.family != family:
-            out += (["</ul>"] if family else []) + [f'<h4>{_esc(line.family)}</h4><p class="meta">'
-                                                    f"{_esc(FAMILIES.get(line.family, ''))}</p><ul class=\"styles\">"]
+            out += (["</ul>"] if family else []) + [
+                f'<h4>{_esc(line.family)}</h4><p class="meta">'
+                f'{_esc(FAMILIES.get(line.family, ""))}</p><ul class="styles">'
+            ]
             family = line.family
         doc = STYLES[line.style].doc if line.style in STYLES else ""
         out.append(f"<li><code>{_esc(line.style)}</code>: {_code(doc)} {_esc(line.text())}</li>")
@@ -358,17 +400,21 @@ def _inline(text: str) -> str:
 
 def _goals_table(docs: Docs) -> list[str]:
     def names(answers):
-        return ", ".join(f"<code>{_esc(a.style)}</code>" + (f" ({_esc(a.mode)} export)" if a.mode else "")
-                         for a in answers)
+        return ", ".join(
+            f"<code>{_esc(a.style)}</code>" + (f" ({_esc(a.mode)} export)" if a.mode else "") for a in answers
+        )
 
-    out = ['<table class="plain goals"><thead><tr><th>goal</th><th>does all of it (fuzz-verified)</th><th>for '
-           "contiguous inputs only</th><th>on the model's inputs, not fuzzed yet</th><th>closest of the others: what "
-           "it misses</th></tr></thead><tbody>"]
+    out = [
+        '<table class="plain goals"><thead><tr><th>goal</th><th>does all of it (fuzz-verified)</th><th>for '
+        "contiguous inputs only</th><th>on the model's inputs, not fuzzed yet</th><th>closest of the others: what "
+        "it misses</th></tr></thead><tbody>"
+    ]
     for question, full, contiguous, unfuzzed, close in goals(docs.recommend):
-        near = "<br>".join(f"<code>{_esc(a.style)}</code>: {_esc(describe_missing(a).replace('`', ''))}"
-                           for a in close)
-        out.append(f"<tr><td>{_esc(question)}</td><td>{names(full) or '<b>none</b>'}</td>"
-                   f"<td>{names(contiguous) or '—'}</td><td>{names(unfuzzed) or '—'}</td><td>{near or '—'}</td></tr>")
+        near = "<br>".join(f"<code>{_esc(a.style)}</code>: {_esc(describe_missing(a).replace('`', ''))}" for a in close)
+        out.append(
+            f"<tr><td>{_esc(question)}</td><td>{names(full) or '<b>none</b>'}</td>"
+            f"<td>{names(contiguous) or '—'}</td><td>{names(unfuzzed) or '—'}</td><td>{near or '—'}</td></tr>"
+        )
     return out + ["</tbody></table>"]
 
 
@@ -387,14 +433,30 @@ def _notes(docs: Docs, kernel: str) -> dict[str, Any]:
         if not blocks:
             continue
         kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
-        title = ("differs from its expectation: " if unexpected else "") + VERDICTS[kind][1] + (
-            f"; refuses {', '.join(refuses)}" if refuses else "") + ("; not fuzzed in these results" if unfuzzed
-                                                                     else "")
-        out[str(n)] = {"title": s(title), "kind": kind,
-                       # an id as its five axes, each a string: 1,800 ids of one kernel share a few dozen names
-                       "blocks": [{"cells": [[[s(a) for a in split_cell_id(v.id, "a note").axes().values()],
-                                              [[s(w), s(t)] for w, t in v.facts]] for v in cells],
-                                   "evidence": [[s(w), s(t)] for w, t in evidence]} for cells, (*_, evidence) in blocks]}
+        title = (
+            ("differs from its expectation: " if unexpected else "")
+            + VERDICTS[kind][1]
+            + (f"; refuses {', '.join(refuses)}" if refuses else "")
+            + ("; not fuzzed in these results" if unfuzzed else "")
+        )
+        out[str(n)] = {
+            "title": s(title),
+            "kind": kind,
+            # an id as its five axes, each a string: 1,800 ids of one kernel share a few dozen names
+            "blocks": [
+                {
+                    "cells": [
+                        [
+                            [s(a) for a in split_cell_id(v.id, "a note").axes().values()],
+                            [[s(w), s(t)] for w, t in v.facts],
+                        ]
+                        for v in cells
+                    ],
+                    "evidence": [[s(w), s(t)] for w, t in evidence],
+                }
+                for cells, (*_, evidence) in blocks
+            ],
+        }
     return {"notes": out, "strings": list(strings)}
 
 
@@ -404,20 +466,33 @@ def _data(value: dict) -> str:
 
 
 def _head(title: str, css: str = "") -> list[str]:
-    return ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_esc(title)}</title>", f"<style>{CSS}{css}</style></head><body>"]
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(title)}</title>",
+        f"<style>{CSS}{css}</style></head><body>",
+    ]
 
 
 def _ran_on(docs: Docs, source: str) -> list[str]:
     fuzz = docs.fuzz_line()
     runs = docs.matrix.merged_runs()
-    return [f'<p class="meta"><b>Ran on</b> {_esc(docs.matrix.header())}</p>',
-            *([f'<details class="meta"><summary>The {len(runs)} runs merged</summary><ul>'
-               + "".join(f"<li>{_esc(r)}</li>" for r in runs) + "</ul></details>"] if runs else []),
-            f'<p class="meta"><b>Totals</b> {_esc(docs.matrix.totals())}</p>',
-            *([f'<p class="meta"><b>Generated inputs</b> {_esc(fuzz)}</p>'] if fuzz else []),
-            f'<p class="meta">Generated by <code>python -m compat report {_esc(source)}</code>.</p>']
+    return [
+        f'<p class="meta"><b>Ran on</b> {_esc(docs.matrix.header())}</p>',
+        *(
+            [
+                f'<details class="meta"><summary>The {len(runs)} runs merged</summary><ul>'
+                + "".join(f"<li>{_esc(r)}</li>" for r in runs)
+                + "</ul></details>"
+            ]
+            if runs
+            else []
+        ),
+        f'<p class="meta"><b>Totals</b> {_esc(docs.matrix.totals())}</p>',
+        *([f'<p class="meta"><b>Generated inputs</b> {_esc(fuzz)}</p>'] if fuzz else []),
+        f'<p class="meta">Generated by <code>python -m compat report {_esc(source)}</code>.</p>',
+    ]
 
 
 def _kernel_href(kernel: str) -> str:
@@ -433,12 +508,15 @@ def _measured_chart(docs: Docs) -> list[str]:
     if not any(c.kernels for c in cells.values()):  # a repository of its own ops: no canonical style ran
         return []
     legend = "; ".join(f"{glyph} {_esc(words)}" for glyph, words in measured_chart.CLASSES.values())
-    out = [f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
-           f'<p class="meta">Each cell is the worst any kernel showed; its number: on how many kernels it was '
-           f"measured; hover or open the notes for each kernel's class. Non-strict export for save/load and AOTI. "
-           f"{legend}; — not measured.</p>",
-           '<table class="plain measured"><thead><tr><th>style</th>'
-           + "".join(f"<th>{_esc(group)}</th>" for group, _ in measured_chart.GROUPS) + "</tr></thead><tbody>"]
+    out = [
+        f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
+        f'<p class="meta">Each cell is the worst any kernel showed; its number: on how many kernels it was '
+        f"measured; hover or open the notes for each kernel's class. Non-strict export for save/load and AOTI. "
+        f"{legend}; — not measured.</p>",
+        '<table class="plain measured"><thead><tr><th>style</th>'
+        + "".join(f"<th>{_esc(group)}</th>" for group, _ in measured_chart.GROUPS)
+        + "</tr></thead><tbody>",
+    ]
     notes = []
     for style, label in measured_chart.CANONICAL:
         row = [f"<th>{_code(label)}</th>"]
@@ -448,11 +526,16 @@ def _measured_chart(docs: Docs) -> list[str]:
                 row.append("<td>—</td>")
                 continue
             notes.append(f"<li>{_code(label)}, {_esc(group)}: {_esc(cell.note())}</li>")
-            row.append(f'<td title="{_esc(cell.note())}">{measured_chart.CLASSES[cell.worst][0]} '
-                       f"{len(cell.kernels)}</td>")
+            row.append(
+                f'<td title="{_esc(cell.note())}">{measured_chart.CLASSES[cell.worst][0]} {len(cell.kernels)}</td>'
+            )
         out.append("<tr>" + "".join(row) + "</tr>")
-    return out + ["</tbody></table>", "<details><summary>The kernels behind each cell</summary><ul>", *notes,
-                  "</ul></details></section>"]
+    return out + [
+        "</tbody></table>",
+        "<details><summary>The kernels behind each cell</summary><ul>",
+        *notes,
+        "</ul></details></section>",
+    ]
 
 
 def _op_summary(docs: Docs, doc: dict) -> list[str]:
@@ -462,12 +545,18 @@ def _op_summary(docs: Docs, doc: dict) -> list[str]:
     if not rows:
         return []
     legend = "; ".join(f"{glyph} {_esc(words)}" for glyph, words in measured_chart.CLASSES.values())
-    out = [f'<p class="meta">{_esc(said)} {legend}; — not measured.</p>',
-           '<table class="plain measured"><thead><tr><th>op</th>'
-           + "".join(f"<th>{_esc(g)}</th>" for g, _ in measured_chart.GROUPS) + "</tr></thead><tbody>"]
-    out += [f'<tr><th><a href="{_kernel_href(op)}"><code>{_esc(op)}</code></a></th>'
-            + "".join(f"<td>{measured_chart.CLASSES[c][0] if c else '—'}</td>" for c in classes) + "</tr>"
-            for op, classes in rows]
+    out = [
+        f'<p class="meta">{_esc(said)} {legend}; — not measured.</p>',
+        '<table class="plain measured"><thead><tr><th>op</th>'
+        + "".join(f"<th>{_esc(g)}</th>" for g, _ in measured_chart.GROUPS)
+        + "</tr></thead><tbody>",
+    ]
+    out += [
+        f'<tr><th><a href="{_kernel_href(op)}"><code>{_esc(op)}</code></a></th>'
+        + "".join(f"<td>{measured_chart.CLASSES[c][0] if c else '—'}</td>" for c in classes)
+        + "</tr>"
+        for op, classes in rows
+    ]
     return out + ["</tbody></table>"]
 
 
@@ -476,88 +565,143 @@ def html_page(doc: dict, source: str) -> str:
     tutorial chart's claims measured otherwise, the styles by family, a line per kernel linking its page
     (kernel_html_pages), latency."""
     docs = Docs(doc)
-    caps = "".join(f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
-                   for c in docs.recommend["capabilities"])
+    caps = "".join(
+        f'<label><input type="checkbox" value="{_esc(c["key"])}"> {_esc(c["label"])}</label>'
+        for c in docs.recommend["capabilities"]
+    )
     chart_section = _measured_chart(docs)
     if docs.shipped_only:  # a repository's own ops: each alone, stage by stage; no choice of style to make
         return _shipped_index(docs, doc, source)
-    out = [*_head("Triton kernel wrapping styles: support matrix"),
-           "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>", *_ran_on(docs, source),
-           "<nav>" + ('<a href="#chart">The measured chart</a>' if chart_section else "")
-           + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
-           + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "") + "</nav></header>", *chart_section,
-           '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
-           + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend)) + "</ul>"
-           f'<p class="meta">Tick what you need; on '
-           f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
-           f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
-           "<h3>Common goals</h3>", *_goals_table(docs), *_style_lines(docs)]
+    out = [
+        *_head("Triton kernel wrapping styles: support matrix"),
+        "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>",
+        *_ran_on(docs, source),
+        "<nav>"
+        + ('<a href="#chart">The measured chart</a>' if chart_section else "")
+        + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
+        + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "")
+        + "</nav></header>",
+        *chart_section,
+        '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
+        + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend))
+        + "</ul>"
+        f'<p class="meta">Tick what you need; on '
+        f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
+        f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
+        "<h3>Common goals</h3>",
+        *_goals_table(docs),
+        *_style_lines(docs),
+    ]
     chart = docs.chart()
     if chart:
-        out += ["<h3>What the tutorial's chart claims, where this run measured otherwise</h3>",
-                '<table class="plain chart"><thead><tr><th>capability</th><th>way</th><th>the chart says</th>'
-                "<th>measured</th></tr></thead><tbody>"]
-        out += [f"<tr><td>{_esc(c)}</td><td>{_esc(w).replace('`', '')}</td><td>{_esc(claim)}</td><td>{_esc(m)}</td>"
-                f"</tr>" for c, w, claim, m in chart]
+        out += [
+            "<h3>What the tutorial's chart claims, where this run measured otherwise</h3>",
+            '<table class="plain chart"><thead><tr><th>capability</th><th>way</th><th>the chart says</th>'
+            "<th>measured</th></tr></thead><tbody>",
+        ]
+        out += [
+            f"<tr><td>{_esc(c)}</td><td>{_esc(w).replace('`', '')}</td><td>{_esc(claim)}</td><td>{_esc(m)}</td></tr>"
+            for c, w, claim, m in chart
+        ]
         out.append("</tbody></table>")
     # The answers first, then the matrix, then latency (noisy in a whole run, never a gate: compat.report.timings).
-    out += ["</section>", '<section id="kernels"><h2>The matrix, per kernel</h2><p class="meta">Each kernel\'s page '
-            "answers which style to use judged on its cells alone (a style that fails for one kernel's feature, host "
-            "TMA say, still shows for the others), then gives its grid (every style, stage and dtype; click a cell for "
-            "what was observed, why, what to do instead, and provenance):</p><ul>"]
+    out += [
+        "</section>",
+        '<section id="kernels"><h2>The matrix, per kernel</h2><p class="meta">Each kernel\'s page '
+        "answers which style to use judged on its cells alone (a style that fails for one kernel's feature, host "
+        "TMA say, still shows for the others), then gives its grid (every style, stage and dtype; click a cell for "
+        "what was observed, why, what to do instead, and provenance):</p><ul>",
+    ]
     for kernel in docs.kernels:
-        cells = [v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s)
-                 for v in e.verdicts]
-        out.append(f'<li><a href="{_kernel_href(kernel)}"><code>{_esc(kernel)}</code></a>: '
-                   f"{sum(v.works for v in cells)} of {len(cells)} cells pass everything asked of them</li>")
-    out += ["</ul></section>", *_latency_link(docs), f'<script type="application/json" id="data">'
-            f'{_data({"recommend": docs.recommend})}</script>', f"<script>{CHOOSER}</script>", "</body></html>"]
+        cells = [
+            v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s) for v in e.verdicts
+        ]
+        out.append(
+            f'<li><a href="{_kernel_href(kernel)}"><code>{_esc(kernel)}</code></a>: '
+            f"{sum(v.works for v in cells)} of {len(cells)} cells pass everything asked of them</li>"
+        )
+    out += [
+        "</ul></section>",
+        *_latency_link(docs),
+        f'<script type="application/json" id="data">{_data({"recommend": docs.recommend})}</script>',
+        f"<script>{CHOOSER}</script>",
+        "</body></html>",
+    ]
     return "\n".join(out) + "\n"
 
 
 def _shipped_index(docs: Docs, doc: dict, source: str) -> str:
-    out = [*_head("Support matrix: ops as shipped"), "<header><h1>Ops as shipped × PyTorch stages</h1>",
-           *_ran_on(docs, source), '<nav><a href="#ops">Each op, stage by stage</a>'
-           + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "") + "</nav></header>",
-           '<section id="ops"><h2>Each op, stage by stage</h2>', *_op_summary(docs, doc),
-           '<p class="meta">Each op\'s page gives its grid (every stage and dtype; click a cell for what was observed, '
-           "why, what to do instead, and provenance).</p></section>", *_latency_link(docs), "</body></html>"]
+    out = [
+        *_head("Support matrix: ops as shipped"),
+        "<header><h1>Ops as shipped × PyTorch stages</h1>",
+        *_ran_on(docs, source),
+        '<nav><a href="#ops">Each op, stage by stage</a>'
+        + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "")
+        + "</nav></header>",
+        '<section id="ops"><h2>Each op, stage by stage</h2>',
+        *_op_summary(docs, doc),
+        '<p class="meta">Each op\'s page gives its grid (every stage and dtype; click a cell for what was observed, '
+        "why, what to do instead, and provenance).</p></section>",
+        *_latency_link(docs),
+        "</body></html>",
+    ]
     return "\n".join(out) + "\n"
 
 
 def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
     """One page per kernel, by path under the docs folder: its grid, its sentences, and the notes its cells cite."""
     docs = Docs(doc)
-    legend = "".join(f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>'
-                     for k, (label, words) in VERDICTS.items())
-    legend += (f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
-               f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
-               "these results</span>"
-               '<span class="passes unexpected">differs from its expectation (the gate failed)</span>')
-    groups = "".join(f'<label><input type="checkbox" value="{_slug(g)}" checked> {_esc(g)}</label>'
-                     for g in docs.groups)
-    hide = "".join(f".gc-{_slug(g)}{{display:none}} body.hide-{_slug(g)} .g-{_slug(g)}{{display:none}} "
-                   f"body.hide-{_slug(g)} .gc-{_slug(g)}{{display:table-cell}}" for g in docs.groups)
+    legend = "".join(
+        f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>' for k, (label, words) in VERDICTS.items()
+    )
+    legend += (
+        f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
+        f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
+        "these results</span>"
+        '<span class="passes unexpected">differs from its expectation (the gate failed)</span>'
+    )
+    groups = "".join(
+        f'<label><input type="checkbox" value="{_slug(g)}" checked> {_esc(g)}</label>' for g in docs.groups
+    )
+    hide = "".join(
+        f".gc-{_slug(g)}{{display:none}} body.hide-{_slug(g)} .g-{_slug(g)}{{display:none}} "
+        f"body.hide-{_slug(g)} .gc-{_slug(g)}{{display:table-cell}}"
+        for g in docs.groups
+    )
     pages = {}
     for kernel in docs.kernels:
-        out = [*_head(f"Support matrix: {kernel}", hide),
-               f"<header><h1>Support matrix: <code>{_esc(kernel)}</code></h1>", *_ran_on(docs, source),
-               '<nav><a href="../support_matrix.html">' + ("All ops" if docs.shipped_only else
-                                                           "All kernels, and which style to use") + "</a></nav></header>",
-               *(['<section id="which"><h2>Stage by stage</h2>',
-                  *_op_summary(docs, measured_chart.of_op(doc, kernel)),
-                  "</section>"] if docs.shipped_only else
-                 [f'<section id="which"><h2>Which style for <code>{_esc(kernel)}</code></h2><p class="meta">Judged '
-                  "on this kernel's cells alone (the index judges a style on every kernel it applies to):</p>"
-                  '<ul class="answers">' + "".join(f"<li>{_inline(line)}</li>" for line in answers(
-                      docs.kernel_recommend[kernel])) + "</ul></section>"]),
-               f'<section><p class="legend">{legend}</p><p class="meta">Click a coloured cell for what was observed, '
-               "why, what to do instead, and provenance; a generated input that gave wrong values comes with its "
-               "falsifying example and the command that reruns it.</p>"
-               f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p>',
-               *_grid(docs, kernel), "</section>",
-               '<aside id="panel" hidden><button id="close" title="close">×</button><div id="panel-body"></div>'
-               "</aside>", f'<script type="application/json" id="data">{_data(_notes(docs, kernel))}'
-               "</script>", f"<script>{PANEL}</script>", "</body></html>"]
+        out = [
+            *_head(f"Support matrix: {kernel}", hide),
+            f"<header><h1>Support matrix: <code>{_esc(kernel)}</code></h1>",
+            *_ran_on(docs, source),
+            '<nav><a href="../support_matrix.html">'
+            + ("All ops" if docs.shipped_only else "All kernels, and which style to use")
+            + "</a></nav></header>",
+            *(
+                [
+                    '<section id="which"><h2>Stage by stage</h2>',
+                    *_op_summary(docs, measured_chart.of_op(doc, kernel)),
+                    "</section>",
+                ]
+                if docs.shipped_only
+                else [
+                    f'<section id="which"><h2>Which style for <code>{_esc(kernel)}</code></h2><p class="meta">Judged '
+                    "on this kernel's cells alone (the index judges a style on every kernel it applies to):</p>"
+                    '<ul class="answers">'
+                    + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.kernel_recommend[kernel]))
+                    + "</ul></section>"
+                ]
+            ),
+            f'<section><p class="legend">{legend}</p><p class="meta">Click a coloured cell for what was observed, '
+            "why, what to do instead, and provenance; a generated input that gave wrong values comes with its "
+            "falsifying example and the command that reruns it.</p>"
+            f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p>',
+            *_grid(docs, kernel),
+            "</section>",
+            '<aside id="panel" hidden><button id="close" title="close">×</button><div id="panel-body"></div></aside>',
+            f'<script type="application/json" id="data">{_data(_notes(docs, kernel))}</script>',
+            f"<script>{PANEL}</script>",
+            "</body></html>",
+        ]
         pages[_kernel_href(kernel)] = "\n".join(out) + "\n"
     return pages

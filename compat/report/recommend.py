@@ -33,10 +33,14 @@ class Capability:
 
 
 CAPABILITIES = (
-    Capability("compile", "torch.compile (eager, aot_eager and inductor backends, fullgraph)",
-               stages=("compile_eager", "compile_aot_eager", "compile_inductor")),
-    Capability("dynamic", "dynamic shapes under torch.compile (no recompile on a new batch)",
-               stages=("compile_dynamic",)),
+    Capability(
+        "compile",
+        "torch.compile (eager, aot_eager and inductor backends, fullgraph)",
+        stages=("compile_eager", "compile_aot_eager", "compile_inductor"),
+    ),
+    Capability(
+        "dynamic", "dynamic shapes under torch.compile (no recompile on a new batch)", stages=("compile_dynamic",)
+    ),
     Capability("gradients", "gradients under torch.compile", stages=("compile_backward",)),
     Capability("flops", "FLOP counting (FlopCounterMode)", stages=("flop_count",)),
     Capability("opcheck", "torch.library.opcheck passes", stages=("opcheck",)),
@@ -57,8 +61,10 @@ GOALS = (
     ("non-strict export, packaged with AOTInductor", ("export_nonstrict", "aoti")),
     ("non-strict export, AOTInductor and gradients under compile", ("export_nonstrict", "aoti", "gradients")),
     ("export (either mode), save/load and AOTInductor", ("save_load", "aoti")),
-    ("non-strict export, save/load, AOTInductor, gradients and FLOP counting",
-     ("export_nonstrict", "save_load", "aoti", "gradients", "flops")),
+    (
+        "non-strict export, save/load, AOTInductor, gradients and FLOP counting",
+        ("export_nonstrict", "save_load", "aoti", "gradients", "flops"),
+    ),
     ("AOTInductor on strided inputs", ("aoti", "strided")),
     ("an AOTInductor package run from C++, without Python", ("aoti_cpp",)),
     ("AOTInductor from C++ with gradients under torch.compile", ("aoti_cpp", "gradients")),
@@ -69,6 +75,7 @@ GOALS = (
 class StageRecord:
     """One style at one stage, over every kernel and dtype it ran: how many cells ran and work, and what to do about
     the others."""
+
     ran: int = 0
     works: int = 0
     contiguous: int = 0  # cells that work, or whose fuzz tests failed only on a non-contiguous input
@@ -85,9 +92,18 @@ class StageRecord:
 
     def to_dict(self) -> dict[str, Any]:
         instead = {k: self.rewrites[k].most_common(1)[0][0] for k in sorted(self.rewrites)}
-        return {"ran": self.ran, "works": self.works, "contiguous": self.contiguous, "unfuzzed": self.unfuzzed,
-                "fuzzed": self.fuzzed, "layouts_ok": self.layouts_ok, "instead": instead,
-                "failing": sorted(self.failing), "silent": sorted(self.silent), "errors": sorted(self.errors)}
+        return {
+            "ran": self.ran,
+            "works": self.works,
+            "contiguous": self.contiguous,
+            "unfuzzed": self.unfuzzed,
+            "fuzzed": self.fuzzed,
+            "layouts_ok": self.layouts_ok,
+            "instead": instead,
+            "failing": sorted(self.failing),
+            "silent": sorted(self.silent),
+            "errors": sorted(self.errors),
+        }
 
 
 def device_of(doc: dict[str, Any]) -> str | None:
@@ -138,12 +154,29 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
                 (rec.silent if v.kind in ("wrong", "wrong_some") else rec.errors).add(a["kernel"])
             if v.rewrite:
                 rec.rewrites.setdefault(a["kernel"], Counter())[v.rewrite] += 1
-    return {"device": device,
-            "capabilities": [{"key": c.key, "label": c.label, "stages": list(c.stages), "families": list(c.families),
-                              "layouts": c.layouts} for c in CAPABILITIES],
-            "modes": list(EXPORT_MODES),
-            "styles": [{"style": s, "kernels": sorted(kernels[s]), "variant": _variant(s),
-                        "stages": {st: r.to_dict() for st, r in stages.items()}} for s, stages in styles.items()]}
+    return {
+        "device": device,
+        "capabilities": [
+            {
+                "key": c.key,
+                "label": c.label,
+                "stages": list(c.stages),
+                "families": list(c.families),
+                "layouts": c.layouts,
+            }
+            for c in CAPABILITIES
+        ],
+        "modes": list(EXPORT_MODES),
+        "styles": [
+            {
+                "style": s,
+                "kernels": sorted(kernels[s]),
+                "variant": _variant(s),
+                "stages": {st: r.to_dict() for st, r in stages.items()},
+            }
+            for s, stages in styles.items()
+        ],
+    }
 
 
 def _needs(selection: list[str]) -> list[tuple[str | None, dict[str, str]]]:
@@ -157,8 +190,7 @@ def _needs(selection: list[str]) -> list[tuple[str | None, dict[str, str]]]:
         return [(None, fixed)]
     if modes:  # the reader named the mode: the answer need not
         return [(None, {**fixed, **{f"{f}_{m}": k for m in modes for f, k in families}})]
-    return [(m, {**fixed, f"export_{m}": families[0][1], **{f"{f}_{m}": k for f, k in families}})
-            for m in EXPORT_MODES]
+    return [(m, {**fixed, f"export_{m}": families[0][1], **{f"{f}_{m}": k for f, k in families}}) for m in EXPORT_MODES]
 
 
 # How far an answer is from the selection, best first, evidence before its absence: meets it (fuzz tests included
@@ -183,8 +215,14 @@ def _state(rec: dict[str, Any] | None, layouts: bool) -> int:
     if not rec or not rec["ran"]:
         return MISSES
     if layouts:
-        return MEETS if rec["works"] == rec["ran"] and rec["fuzzed"] and rec["layouts_ok"] == rec["fuzzed"] \
-            and not rec["unfuzzed"] else MISSES
+        return (
+            MEETS
+            if rec["works"] == rec["ran"]
+            and rec["fuzzed"]
+            and rec["layouts_ok"] == rec["fuzzed"]
+            and not rec["unfuzzed"]
+            else MISSES
+        )
     if rec["works"] == rec["ran"]:
         return UNFUZZED if rec["unfuzzed"] else MEETS
     return CONTIGUOUS_ONLY if rec["contiguous"] == rec["ran"] else MISSES
@@ -208,15 +246,27 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
                 rec = stages.get(stage)
                 if states[stage] == MISSES:
                     views = layouts and _state(rec, False) != MISSES  # the stage works: only the layouts fail
-                    missing.append({"stage": stage, "capability": "strided" if views else capability,
-                                    "ran": rec["ran"] if rec else 0, "works": rec["works"] if rec else 0,
-                                    "instead": rec["instead"] if rec and not views else {},
-                                    "failing": rec["failing"] if rec and not views else [], "views": views,
-                                    "silent": rec.get("silent", []) if rec and not views else [],
-                                    "errors": rec.get("errors", []) if rec and not views else []})
+                    missing.append(
+                        {
+                            "stage": stage,
+                            "capability": "strided" if views else capability,
+                            "ran": rec["ran"] if rec else 0,
+                            "works": rec["works"] if rec else 0,
+                            "instead": rec["instead"] if rec and not views else {},
+                            "failing": rec["failing"] if rec and not views else [],
+                            "views": views,
+                            "silent": rec.get("silent", []) if rec and not views else [],
+                            "errors": rec.get("errors", []) if rec and not views else [],
+                        }
+                    )
             # A stage proven wrong on views makes the answer contiguous-only, whatever the others' evidence.
-            level = MISSES if missing else CONTIGUOUS_ONLY if CONTIGUOUS_ONLY in states.values() \
+            level = (
+                MISSES
+                if missing
+                else CONTIGUOUS_ONLY
+                if CONTIGUOUS_ONLY in states.values()
                 else max(states.values(), default=MEETS)
+            )
             key = (level, len(missing))
             if best is None or key < best[0]:
                 best = (key, mode, missing, list(needed))
@@ -224,8 +274,12 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
         (level, _), mode, missing, judged = best
         # Evidence first, then the simpler style: a canonical one before its variants, then the broader.
         variant = entry.get("variant")
-        ranked.append(((level, len(missing), variant is not None, -breadth, order),
-                       Answer(entry["style"], level, mode, missing, breadth, entry["kernels"], judged, variant)))
+        ranked.append(
+            (
+                (level, len(missing), variant is not None, -breadth, order),
+                Answer(entry["style"], level, mode, missing, breadth, entry["kernels"], judged, variant),
+            )
+        )
     return [a for _, a in sorted(ranked, key=lambda t: t[0])]
 
 
@@ -240,9 +294,13 @@ def instead_for(kernels, instead: dict[str, str]) -> str:
 def describe_missing(answer: Answer) -> str:
     parts = []
     for m in answer.missing:
-        how = ("refuses non-contiguous inputs, or was not fuzzed" if m["views"] else
-               "not measured" if not m["ran"] else
-               f"works in {m['works']} of {m['ran']} cells, not for {instead_for(m['failing'], m['instead'])}")
+        how = (
+            "refuses non-contiguous inputs, or was not fuzzed"
+            if m["views"]
+            else "not measured"
+            if not m["ran"]
+            else f"works in {m['works']} of {m['ran']} cells, not for {instead_for(m['failing'], m['instead'])}"
+        )
         parts.append(f"`{m['stage']}` {how}")
     return "; ".join(parts)
 
@@ -270,16 +328,24 @@ def goals(data: dict[str, Any]) -> list[tuple[str, list[Answer], list[Answer], l
     return out
 
 
-INTRO = ("the styles whose every measured cell works in the stages it needs (every kernel the style applies to, every "
-         "dtype). A cell the fuzz tests proved wrong on some inputs does not work; where they found it wrong only on "
-         "non-contiguous inputs, the style is listed as working for contiguous inputs only; a style some of whose "
-         "cells pass on the model's inputs but have not been fuzzed is listed apart.")
+INTRO = (
+    "the styles whose every measured cell works in the stages it needs (every kernel the style applies to, every "
+    "dtype). A cell the fuzz tests proved wrong on some inputs does not work; where they found it wrong only on "
+    "non-contiguous inputs, the style is listed as working for contiguous inputs only; a style some of whose "
+    "cells pass on the model's inputs but have not been fuzzed is listed apart."
+)
 
 
-LEVEL_WORDS = {MEETS: "does it, fuzz-verified", CONTIGUOUS_ONLY: "does it for contiguous inputs only",
-               UNFUZZED: "does it on the model's inputs, not all fuzzed", MISSES: "does not"}
-CONTIGUOUS_CAVEAT = ("call .contiguous() on the inputs before the exported program or package: a .contiguous() inside "
-                     "the traced op copies nothing on the example")
+LEVEL_WORDS = {
+    MEETS: "does it, fuzz-verified",
+    CONTIGUOUS_ONLY: "does it for contiguous inputs only",
+    UNFUZZED: "does it on the model's inputs, not all fuzzed",
+    MISSES: "does not",
+}
+CONTIGUOUS_CAVEAT = (
+    "call .contiguous() on the inputs before the exported program or package: a .contiguous() inside "
+    "the traced op copies nothing on the example"
+)
 PYTHON_CAVEAT = "its package needs the op registered in Python where it is loaded (not from C++)"
 
 
@@ -302,11 +368,15 @@ def _failing(answer: Answer) -> str:
     if errors >= set(answer.kernels) and len(shared) == 1:
         rewrite = shared.pop()
         return " (fails for every kernel it ran" + (f"; instead: {rewrite})" if rewrite else ")")
-    said = [f"{words} for {instead_for(group, instead)}" for words, group in (
-        ("fails", errors), ("silently wrong", silent)) if group]
+    said = [
+        f"{words} for {instead_for(group, instead)}"
+        for words, group in (("fails", errors), ("silently wrong", silent))
+        if group
+    ]
     if views:  # one remedy for all of them, the caveat's
-        said.append(f"wrong on non-contiguous inputs only for {', '.join(sorted(views))} (instead: pass contiguous "
-                    "inputs)")
+        said.append(
+            f"wrong on non-contiguous inputs only for {', '.join(sorted(views))} (instead: pass contiguous inputs)"
+        )
     rest = "" if set(kernels) >= set(answer.kernels) else "; works for the others"
     return f" ({'; '.join(said)}{rest})"
 
@@ -327,18 +397,24 @@ def answers(data: dict[str, Any]) -> list[str]:
         ranked = evaluate(data, list(selection))
         best = ranked[0] if ranked and ranked[0].level != MISSES else None
         if best is None:
-            line = f"**{question}**: no style does all of it here; closest {named(ranked[0])}, which misses " \
-                   f"{describe_missing(ranked[0])}" if ranked else f"**{question}**: nothing measured"
+            line = (
+                f"**{question}**: no style does all of it here; closest {named(ranked[0])}, which misses "
+                f"{describe_missing(ranked[0])}"
+                if ranked
+                else f"**{question}**: nothing measured"
+            )
         else:
-            line = f"**{question}**: use {named(best)}" \
-                   + f", {LEVEL_WORDS[best.level]} ({_measured_on(data, best)})"
+            line = f"**{question}**: use {named(best)}" + f", {LEVEL_WORDS[best.level]} ({_measured_on(data, best)})"
             if best.level == CONTIGUOUS_ONLY:
                 line += f"; {CONTIGUOUS_CAVEAT}"
             if (best.variant_of or best.style) == "custom_op" and "aoti" in selection:
                 line += f"; {PYTHON_CAVEAT}"
         status = {a.style: a for a in ranked}
-        main = [f"`{s}` {LEVEL_WORDS[status[s].level]}{_failing(status[s])}" for s in CANONICAL_STYLES
-                if s in status and status[s] is not best]
+        main = [
+            f"`{s}` {LEVEL_WORDS[status[s].level]}{_failing(status[s])}"
+            for s in CANONICAL_STYLES
+            if s in status and status[s] is not best
+        ]
         out.append(line + (f". Of the main styles: {', '.join(main)}." if main else "."))
     return out + ([views] if (views := packages_on_views(data)) else [])
 
@@ -346,23 +422,38 @@ def answers(data: dict[str, Any]) -> list[str]:
 def packages_on_views(data: dict[str, Any]) -> str:
     """The sentence for when no AOTInductor package, of any style, passed its fuzz test on non-contiguous inputs
     (a C++ cell runs its package, so it is not counted twice)."""
-    records = [r for e in data["styles"] for stage, r in e["stages"].items()
-               if stage in STAGES and STAGES[stage].packaged and STAGES[stage].family not in RUNS_LIBRARY_OF]
+    records = [
+        r
+        for e in data["styles"]
+        for stage, r in e["stages"].items()
+        if stage in STAGES and STAGES[stage].packaged and STAGES[stage].family not in RUNS_LIBRARY_OF
+    ]
     fuzzed = sum(r["fuzzed"] for r in records)
     if not fuzzed or any(r["layouts_ok"] for r in records):
         return ""
-    return (f"**Non-contiguous inputs to an AOTInductor package**: none of the {fuzzed} packages fuzzed here, of any "
-            f"style, took every non-contiguous layout and gave eager's values; {CONTIGUOUS_CAVEAT}.")
+    return (
+        f"**Non-contiguous inputs to an AOTInductor package**: none of the {fuzzed} packages fuzzed here, of any "
+        f"style, took every non-contiguous layout and gave eager's values; {CONTIGUOUS_CAVEAT}."
+    )
 
 
 def markdown(data: dict[str, Any]) -> list[str]:
-    out = ["## Which style should I use?", "", *(f"- {line}" for line in answers(data)), "",
-           f"For each goal, on {data['device']}: {INTRO} The HTML page answers any combination.", ""]
+    out = [
+        "## Which style should I use?",
+        "",
+        *(f"- {line}" for line in answers(data)),
+        "",
+        f"For each goal, on {data['device']}: {INTRO} The HTML page answers any combination.",
+        "",
+    ]
     # A list, not a table: five columns of style names do not fit GitHub's column (1,279 px of 948).
     for question, full, contiguous, unfuzzed, close in goals(data):
         near = "; ".join(f"`{a.style}`: {describe_missing(a)}" for a in close)
-        out += [f"- **{question}**", f"  - does all of it (fuzz-verified): {_names(full) or '**none**'}",
-                f"  - for contiguous inputs only: {_names(contiguous) or '—'}",
-                f"  - on the model's inputs, not fuzzed yet: {_names(unfuzzed) or '—'}",
-                f"  - closest of the others, and what it misses: {near or '—'}"]
+        out += [
+            f"- **{question}**",
+            f"  - does all of it (fuzz-verified): {_names(full) or '**none**'}",
+            f"  - for contiguous inputs only: {_names(contiguous) or '—'}",
+            f"  - on the model's inputs, not fuzzed yet: {_names(unfuzzed) or '—'}",
+            f"  - closest of the others, and what it misses: {near or '—'}",
+        ]
     return out + [""]

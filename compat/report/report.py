@@ -24,22 +24,43 @@ from .recommend import answers as recommend_answers
 from .recommend import markdown as recommend_markdown
 from .recommend import table as recommend_table
 
-KIND_LABEL = {"passed": "passes", "failed": "fails", "mismatch": "mismatch", "crashed": "crashed",
-              "timed_out": "timed out", "skipped": "skipped"}
-VERDICT_ICON = {"passes": "✅", "wrong_some": "⚠️≠", "errors_some": "⚠️❌", "wrong": "≠", "fails": "❌",
-                "crashed": "💥", "timed_out": "⏱", "skipped": "⏭"}
+KIND_LABEL = {
+    "passed": "passes",
+    "failed": "fails",
+    "mismatch": "mismatch",
+    "crashed": "crashed",
+    "timed_out": "timed out",
+    "skipped": "skipped",
+}
+VERDICT_ICON = {
+    "passes": "✅",
+    "wrong_some": "⚠️≠",
+    "errors_some": "⚠️❌",
+    "wrong": "≠",
+    "fails": "❌",
+    "crashed": "💥",
+    "timed_out": "⏱",
+    "skipped": "⏭",
+}
 UNFUZZED_ICON = "☑️"  # a pass on the model's inputs whose fuzz test did not run: never the fuzz-verified ✅
 UNEXPECTED = "❗"
 DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 # How a sentence says each verdict.
-WORDS = {"passes": "works", "wrong_some": "gives wrong values on some generated inputs",
-         "errors_some": "raises on some generated inputs", "wrong": "gives wrong values", "fails": "fails",
-         "crashed": "crashes", "timed_out": "hangs"}
+WORDS = {
+    "passes": "works",
+    "wrong_some": "gives wrong values on some generated inputs",
+    "errors_some": "raises on some generated inputs",
+    "wrong": "gives wrong values",
+    "fails": "fails",
+    "crashed": "crashes",
+    "timed_out": "hangs",
+}
 
 
 @dataclass
 class CellView:
     """What the terminal summary needs of a cell."""
+
     id: str
     kind: str
     unexpected: bool
@@ -52,8 +73,14 @@ class CellView:
         o = cell["outcome"]
         # A cell without rows that its run compared against a baseline counts as expected, or not, by that.
         expected = bool(cell.get("expected") or cell.get("against_baseline"))
-        return cls(cell["id"], o["kind"], bool(cell.get("verdict")), expected, o["detail"].get("remedy"),
-                   o["detail"].get("environment_failure"))
+        return cls(
+            cell["id"],
+            o["kind"],
+            bool(cell.get("verdict")),
+            expected,
+            o["detail"].get("remedy"),
+            o["detail"].get("environment_failure"),
+        )
 
 
 @dataclass
@@ -81,37 +108,55 @@ class Matrix:
             key = (a["kernel"], a["style"], a["device"], a["dtype"])
             rows.setdefault(key, Row(*key)).cells[a["stage"]] = CellView.of(cell)
         rank = {axis: {n: i for i, n in enumerate(names)} for axis, names in order.items()}
-        self.rows = sorted(rows.values(), key=lambda r: (rank["kernel"].get(r.kernel, 99), r.kernel,
-                                                         rank["style"].get(r.style, 99), r.style,
-                                                         rank["device"].get(r.device, 99), r.dtype))
+        self.rows = sorted(
+            rows.values(),
+            key=lambda r: (
+                rank["kernel"].get(r.kernel, 99),
+                r.kernel,
+                rank["style"].get(r.style, 99),
+                r.style,
+                rank["device"].get(r.device, 99),
+                r.dtype,
+            ),
+        )
         self.kernels = list(dict.fromkeys(r.kernel for r in self.rows))
 
     def header(self) -> str:
         env = self.doc["environment"]
         gpus = Counter(f"{g['name']} (sm {g['capability']})" for g in env["gpus"])
         gpu = ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items()) or "no GPU"
-        text = (f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, {gpu}, driver {env['driver']}, "
-                f"Python {env['python']}, run {env['date']}")
+        text = (
+            f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, {gpu}, driver {env['driver']}, "
+            f"Python {env['python']}, run {env['date']}"
+        )
         merged = self.merged_runs()
         if merged:
-            text += (f" — merged from {len(merged)} runs, verdicts recomputed against "
-                     f"{self.doc['options']['regraded_against']}")
+            text += (
+                f" — merged from {len(merged)} runs, verdicts recomputed against "
+                f"{self.doc['options']['regraded_against']}"
+            )
         return text
 
     def merged_runs(self) -> list[str]:
         """The runs that contributed what is shown, one line each (a page lists them folded: 9-13 lines of them sat
         above the answer)."""
         merged = [m for m in self.doc["options"].get("merged_from") or [] if m["cells"] or m.get("fuzz")]
-        return [f"{m['machine']} at {m['date'][:16]} ({m['cells']} cells"
-                + (f", {m['fuzz']} fuzz tests" if m.get("fuzz") else "") + ")" for m in merged]
+        return [
+            f"{m['machine']} at {m['date'][:16]} ({m['cells']} cells"
+            + (f", {m['fuzz']} fuzz tests" if m.get("fuzz") else "")
+            + ")"
+            for m in merged
+        ]
 
     def totals(self) -> str:
         s = self.doc["summary"]
         counts = ", ".join(f"{n} {k}" for k, n in s["by_outcome"].items() if n)
-        text = (f"{s['cells']} cells: {counts}; {s['unexpected']} differ from expectations; {s['exports']} exports "
-                f"and {s['aoti_compiles']} AOTI compiles"
-                + (f" ({s['aoti_reused']} more linked from an identical program's)" if s.get("aoti_reused") else "")
-                + f" in {s['wall_seconds']} s")
+        text = (
+            f"{s['cells']} cells: {counts}; {s['unexpected']} differ from expectations; {s['exports']} exports "
+            f"and {s['aoti_compiles']} AOTI compiles"
+            + (f" ({s['aoti_reused']} more linked from an identical program's)" if s.get("aoti_reused") else "")
+            + f" in {s['wall_seconds']} s"
+        )
         if s.get("environment_failures"):
             text += f"; {s['environment_failures']} environment failures"
         if len(s.get("cells_per_gpu") or {}) > 1:
@@ -122,10 +167,10 @@ class Matrix:
 def fuzz_headline(doc: dict[str, Any]) -> str:
     s = doc["summary"]["fuzz"]
     counts = ", ".join(f"{n} {KIND_LABEL[k]}" for k, n in s["by_outcome"].items() if n)
-    return (f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
-            f"generated examples; {counts}; {s['unexpected']} unexpected")
-
-
+    return (
+        f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
+        f"generated examples; {counts}; {s['unexpected']} unexpected"
+    )
 
 
 def stage_group(stage: str) -> str:
@@ -139,14 +184,17 @@ def style_family(style: str) -> str:
 def _family_order(style: str) -> tuple[int, int]:
     families, styles = list(FAMILIES), list(STYLES)
     family = style_family(style)
-    return (families.index(family) if family in families else len(families),
-            styles.index(style) if style in styles else len(styles))
+    return (
+        families.index(family) if family in families else len(families),
+        styles.index(style) if style in styles else len(styles),
+    )
 
 
 @dataclass
 class StyleLine:
     """One style over every kernel it ran on one device: where it works, where only for some kernels (named), where
     it fails, and the rewrite its failures name most."""
+
     style: str
     family: str
     works: list[str]
@@ -159,8 +207,10 @@ class StyleLine:
         if self.works:
             parts.append(f"works in {', '.join(self.works)}")
         if self.partly:
-            parts.append("works except for some kernels in " + "; ".join(
-                f"{stage} (not {', '.join(kernels)})" for stage, kernels in self.partly))
+            parts.append(
+                "works except for some kernels in "
+                + "; ".join(f"{stage} (not {', '.join(kernels)})" for stage, kernels in self.partly)
+            )
         if self.fails:
             parts.append(f"does not work in {', '.join(self.fails)}")
         text = "; ".join(parts) + "."
@@ -170,6 +220,7 @@ class StyleLine:
 @dataclass
 class Entry:
     """What one grid cell shows: a verdict shared by the dtypes named (None: every dtype of the row)."""
+
     dtypes: tuple[str, ...] | None
     verdicts: list[Verdict]
 
@@ -208,8 +259,11 @@ class Folded:
 
     def sentence(self, group: str, stages: list[str]) -> str | None:
         """Where the style works in one group of stages, in words, naming a dtype only where the dtypes differ."""
-        ran = [s for s in stages if stage_group(s) == group and s in self.cells
-               and any(v.kind != "skipped" for _, v in self.cells[s])]
+        ran = [
+            s
+            for s in stages
+            if stage_group(s) == group and s in self.cells and any(v.kind != "skipped" for _, v in self.cells[s])
+        ]
         if not ran:
             return None
         said: dict[str, list[str]] = {}
@@ -217,14 +271,19 @@ class Folded:
         for stage in ran:
             entries = [e for e in self.entries(stage) if e.kind != "skipped"]
             for e in entries:
-                where = stage if e.dtypes is None or len(entries) == 1 and len(e.dtypes) == len(self.cells[stage]) \
+                where = (
+                    stage
+                    if e.dtypes is None or len(entries) == 1 and len(e.dtypes) == len(self.cells[stage])
                     else f"{stage} ({', '.join(e.dtypes)})"
+                )
                 said.setdefault(e.kind, []).append(where)
                 rewrites += [v.rewrite for v in e.verdicts if v.rewrite and not v.works]
         if list(said) == ["passes"]:
             return f"works in every {group} stage run ({', '.join(ran)})."
-        parts = [f"{WORDS[kind]} in {', '.join(where)}" for kind, where in sorted(
-            said.items(), key=lambda kv: list(VERDICTS).index(kv[0]))]
+        parts = [
+            f"{WORDS[kind]} in {', '.join(where)}"
+            for kind, where in sorted(said.items(), key=lambda kv: list(VERDICTS).index(kv[0]))
+        ]
         text = "; ".join(parts) + "."
         rewrites = list(dict.fromkeys(rewrites))
         if rewrites:
@@ -238,8 +297,10 @@ class Docs:
     def __init__(self, doc: dict[str, Any]):
         self.doc, self.matrix = doc, Matrix(doc)
         self.verdicts = of_doc(doc)
-        self.stages = sorted(self.matrix.stages, key=lambda s: list(DOC_GROUPS).index(stage_group(s))
-                             if stage_group(s) in DOC_GROUPS else len(DOC_GROUPS))
+        self.stages = sorted(
+            self.matrix.stages,
+            key=lambda s: list(DOC_GROUPS).index(stage_group(s)) if stage_group(s) in DOC_GROUPS else len(DOC_GROUPS),
+        )
         self.groups = list(dict.fromkeys(stage_group(s) for s in self.stages))
         rows: dict[tuple, Folded] = {}
         for r in self.matrix.rows:
@@ -252,8 +313,10 @@ class Docs:
         self.recommend = recommend_table(doc, self.verdicts)
         # Ops as their repository ships them, and no style of the suite's: each op is judged alone.
         self.shipped_only = {c["axes"]["style"] for c in doc["cells"]} == {"as_shipped"}
-        self.kernel_recommend = {k: recommend_table({**doc, "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == k]},
-                                                    self.verdicts) for k in self.kernels}
+        self.kernel_recommend = {
+            k: recommend_table({**doc, "cells": [c for c in doc["cells"] if c["axes"]["kernel"] == k]}, self.verdicts)
+            for k in self.kernels
+        }
         # One note per distinct body of evidence, numbered in table order: an entry's note lists each dtype's
         # evidence, once per distinct body.
         self.notes: dict[tuple, int] = {}
@@ -299,8 +362,16 @@ class Docs:
                     partly.append((stage, bad))
                 else:
                     fails.append(stage)
-            lines.append(StyleLine(style, style_family(style), works, partly, fails,
-                                   rewrites.most_common(1)[0][0] if rewrites else None))
+            lines.append(
+                StyleLine(
+                    style,
+                    style_family(style),
+                    works,
+                    partly,
+                    fails,
+                    rewrites.most_common(1)[0][0] if rewrites else None,
+                )
+            )
         return lines
 
     def fuzz_line(self) -> str | None:
@@ -308,18 +379,19 @@ class Docs:
 
     def chart(self) -> list[tuple[str, str, str, str]]:
         """The tutorial chart's claims where this run's GPU measurement disagrees (compat.evidence.versions)."""
-
         return chart_rows(collect([("this run", self.doc)])) if self.doc["environment"]["gpus"] else []
 
 
 # ---- Markdown ---------------------------------------------------------------------------------------------------
 
-LATENCY_INTRO = ("Beside the verdicts, never a gate: what a passing cell cost on CUDA (float32). First call: from the "
-                 "start of the load or compile to the first output, in a process that had imported torch already; "
-                 "two runs of the same cells agreed within 1.75x. Steady state: the median / the best of {reps} calls "
-                 "after {warmup}, timed with CUDA events, in µs. It is measured while the run's other cells compile "
-                 "and run on the same GPU, and two runs of the same cells differed by up to 98x (median) and 32x "
-                 "(best): read a steady-state difference only where it is large and holds across kernels.")
+LATENCY_INTRO = (
+    "Beside the verdicts, never a gate: what a passing cell cost on CUDA (float32). First call: from the "
+    "start of the load or compile to the first output, in a process that had imported torch already; "
+    "two runs of the same cells agreed within 1.75x. Steady state: the median / the best of {reps} calls "
+    "after {warmup}, timed with CUDA events, in µs. It is measured while the run's other cells compile "
+    "and run on the same GPU, and two runs of the same cells differed by up to 98x (median) and 32x "
+    "(best): read a steady-state difference only where it is large and holds across kernels."
+)
 FIRST_CALL_HEAD = ("torch.compile (Inductor), ms", "AOTI package from Python, ms", "AOTI package from C++, ms")
 
 
@@ -359,12 +431,20 @@ def _latency_markdown(docs: "Docs") -> list[str]:
     first, tables = latency_tables(docs)
     out = ["## Latency on CUDA", "", intro, ""]
     if first:
-        out += ["### First call: the AOTI package against torch.compile (write-up 002's comparison)", "",
-                "| kernel | style | " + " | ".join(FIRST_CALL_HEAD) + " |", "|---|---|---:|---:|---:|"]
+        out += [
+            "### First call: the AOTI package against torch.compile (write-up 002's comparison)",
+            "",
+            "| kernel | style | " + " | ".join(FIRST_CALL_HEAD) + " |",
+            "|---|---|---:|---:|---:|",
+        ]
         out += [f"| `{k}` | `{s}` | " + " | ".join(v) + " |" for k, s, v in first] + [""]
     for kernel, t in tables:
-        out += [f"### Steady state of `{kernel}`, µs at {t.point} (median / best)", "",
-                "| style | " + " | ".join(f"`{c}`" for c in t.columns) + " |", "|---" + "|---:" * len(t.columns) + "|"]
+        out += [
+            f"### Steady state of `{kernel}`, µs at {t.point} (median / best)",
+            "",
+            "| style | " + " | ".join(f"`{c}`" for c in t.columns) + " |",
+            "|---" + "|---:" * len(t.columns) + "|",
+        ]
         out += [f"| `{style}` | " + " | ".join(values) + " |" for style, values in t.rows] + [""]
     return out
 
@@ -376,19 +456,36 @@ LATENCY_PAGE = "LATENCY.md"  # beside SUPPORT_MATRIX.md
 def _header(docs: "Docs", source: str, title: str) -> list[str]:
     legend = ", ".join(f"{VERDICT_ICON[k]} {words.split(':')[0]}" for k, (_, words) in VERDICTS.items())
     runs = docs.matrix.merged_runs()
-    out = [f"# {title}", "", f"Generated by `python -m compat report {source}`; do not edit by hand.", "",
-           f"**Ran on:** {docs.matrix.header()}.  ", f"**Totals:** {docs.matrix.totals()}.  "]
+    out = [
+        f"# {title}",
+        "",
+        f"Generated by `python -m compat report {source}`; do not edit by hand.",
+        "",
+        f"**Ran on:** {docs.matrix.header()}.  ",
+        f"**Totals:** {docs.matrix.totals()}.  ",
+    ]
     if runs:
-        out += ["", f"<details><summary>The {len(runs)} runs merged</summary>", "", *(f"- {r}" for r in runs), "",
-                "</details>", ""]
+        out += [
+            "",
+            f"<details><summary>The {len(runs)} runs merged</summary>",
+            "",
+            *(f"- {r}" for r in runs),
+            "",
+            "</details>",
+            "",
+        ]
     if docs.fuzz_line():
         out.append(f"**Generated inputs:** {docs.fuzz_line()}.")
-    return out + ["", f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
-                      f"{UNFUZZED_ICON} passes on the model's inputs, its fuzz test has not run in these results "
-                      f"(never {VERDICT_ICON['passes']}, which the fuzz tests verified where the stage is fuzzed); "
-                      f"{UNEXPECTED} differs from its expectation (the gate failed). A cell shows one verdict for every "
-                      "dtype where they agree, and one per dtype where they differ. The numbered notes say what was "
-                      "observed, why, what to do instead, and where it was measured or documented.", ""]
+    return out + [
+        "",
+        f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
+        f"{UNFUZZED_ICON} passes on the model's inputs, its fuzz test has not run in these results "
+        f"(never {VERDICT_ICON['passes']}, which the fuzz tests verified where the stage is fuzzed); "
+        f"{UNEXPECTED} differs from its expectation (the gate failed). A cell shows one verdict for every "
+        "dtype where they agree, and one per dtype where they differ. The numbered notes say what was "
+        "observed, why, what to do instead, and where it was measured or documented.",
+        "",
+    ]
 
 
 def markdown(doc: dict[str, Any], source: str) -> str:
@@ -407,12 +504,19 @@ def markdown(doc: dict[str, Any], source: str) -> str:
         out += recommend_markdown(docs.recommend)
     chart = docs.chart()
     if chart:
-        out += ["### What the tutorial's chart claims, where this run measured otherwise", "",
-                "| capability | way | the chart says | measured |", "|---|---|---|---|"]
+        out += [
+            "### What the tutorial's chart claims, where this run measured otherwise",
+            "",
+            "| capability | way | the chart says | measured |",
+            "|---|---|---|---|",
+        ]
         out += [f"| {c} | {w} | {claim} | {m} |" for c, w, claim, m in chart] + [""]
-    out += [f"## Styles by family, on {docs.recommend['device']}", "",
-            "Each style over every kernel it applies to; a stage where it works for some kernels only names the "
-            "others.", ""]
+    out += [
+        f"## Styles by family, on {docs.recommend['device']}",
+        "",
+        "Each style over every kernel it applies to; a stage where it works for some kernels only names the others.",
+        "",
+    ]
     family = None
     for line in docs.style_lines():
         if line.family != family:
@@ -420,18 +524,31 @@ def markdown(doc: dict[str, Any], source: str) -> str:
             out += ["", f"### {family}", "", f"_{FAMILIES.get(family, 'styles of older results')}._", ""]
         doc_text = STYLES[line.style].doc if line.style in STYLES else ""
         out.append(f"- `{line.style}`: {_md(doc_text)} {_md(line.text())}")
-    out += ["", "## Per kernel", "", "Each kernel's page answers which style to use judged on its cells alone (a "
-            "style that fails for one kernel's feature, host TMA say, still shows for the others), then its grid "
-            "(every style, stage and dtype), its sentences and its notes:", ""]
+    out += [
+        "",
+        "## Per kernel",
+        "",
+        "Each kernel's page answers which style to use judged on its cells alone (a "
+        "style that fails for one kernel's feature, host TMA say, still shows for the others), then its grid "
+        "(every style, stage and dtype), its sentences and its notes:",
+        "",
+    ]
     for kernel in docs.kernels:
-        cells = [v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s)
-                 for v in e.verdicts]
+        cells = [
+            v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s) for v in e.verdicts
+        ]
         works = sum(v.works for v in cells)
-        out.append(f"- [`{kernel}`]({KERNEL_PAGES}/{kernel}.md): {works} of {len(cells)} cells pass everything "
-                   f"asked of them")
+        out.append(
+            f"- [`{kernel}`]({KERNEL_PAGES}/{kernel}.md): {works} of {len(cells)} cells pass everything asked of them"
+        )
     out.append("")
     if latency_intro(docs) is not None:  # its tables, a column per stage, are wider than GitHub's column
-        out += ["## Latency on CUDA", "", f"What a passing cell cost, never a gate: [{LATENCY_PAGE}]({LATENCY_PAGE}).", ""]
+        out += [
+            "## Latency on CUDA",
+            "",
+            f"What a passing cell cost, never a gate: [{LATENCY_PAGE}]({LATENCY_PAGE}).",
+            "",
+        ]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -441,8 +558,19 @@ def latency_markdown(doc: dict[str, Any], source: str) -> str | None:
     body = _latency_markdown(docs)
     if not body:
         return None
-    return "\n".join(["# Latency on CUDA", "", f"Generated by `python -m compat report {source}`; do not edit by "
-                      f"hand. Back to [the support matrix](SUPPORT_MATRIX.md).", "", *body[2:]]).rstrip() + "\n"
+    return (
+        "\n".join(
+            [
+                "# Latency on CUDA",
+                "",
+                f"Generated by `python -m compat report {source}`; do not edit by "
+                f"hand. Back to [the support matrix](SUPPORT_MATRIX.md).",
+                "",
+                *body[2:],
+            ]
+        ).rstrip()
+        + "\n"
+    )
 
 
 def _md_group(docs: Docs, row, group: str, anchor: str) -> str:
@@ -452,8 +580,10 @@ def _md_group(docs: Docs, row, group: str, anchor: str) -> str:
     if not counts:
         return ""
     unexpected = any(e.unexpected for e in entries)
-    text = " ".join(f"{_icon(*key)}{n}" for key, n in sorted(counts.items(), key=lambda kv: (
-        list(VERDICTS).index(kv[0][0]), kv[0][1])))
+    text = " ".join(
+        f"{_icon(*key)}{n}"
+        for key, n in sorted(counts.items(), key=lambda kv: (list(VERDICTS).index(kv[0][0]), kv[0][1]))
+    )
     return f"[{UNEXPECTED if unexpected else ''}{text}](#{anchor})"
 
 
@@ -468,25 +598,42 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
         out = _header(docs, source, f"Support matrix: `{kernel}`")
         if docs.shipped_only:  # an op as its repository ships it: its stages, not a choice of style
             device = docs.recommend["device"]
-            out += ["[All ops](../SUPPORT_MATRIX.md)", "", f"## `{kernel}`, stage by stage", "",
-                    *measured_chart.op_summary(measured_chart.of_op(doc, kernel), docs.verdicts, device)]
+            out += [
+                "[All ops](../SUPPORT_MATRIX.md)",
+                "",
+                f"## `{kernel}`, stage by stage",
+                "",
+                *measured_chart.op_summary(measured_chart.of_op(doc, kernel), docs.verdicts, device),
+            ]
         else:
-            out += ["[All kernels, and which style to use](../SUPPORT_MATRIX.md)", "",
-                    f"## Which style for `{kernel}`", "", "Judged on this kernel's cells alone (the index judges a "
-                    "style on every kernel it applies to):", "",
-                    *(f"- {line}" for line in recommend_answers(docs.kernel_recommend[kernel])), ""]
-        out += ["## The grid", "",
-                "Each entry counts the stages of its group by verdict (a stage's dtypes folded where they agree); click "
-                "it for the row's stages one by one, and their notes.", "",
-                "| style · device | " + " | ".join(docs.groups) + " |", "|---" * (len(docs.groups) + 1) + "|"]
+            out += [
+                "[All kernels, and which style to use](../SUPPORT_MATRIX.md)",
+                "",
+                f"## Which style for `{kernel}`",
+                "",
+                "Judged on this kernel's cells alone (the index judges a style on every kernel it applies to):",
+                "",
+                *(f"- {line}" for line in recommend_answers(docs.kernel_recommend[kernel])),
+                "",
+            ]
+        out += [
+            "## The grid",
+            "",
+            "Each entry counts the stages of its group by verdict (a stage's dtypes folded where they agree); click "
+            "it for the row's stages one by one, and their notes.",
+            "",
+            "| style · device | " + " | ".join(docs.groups) + " |",
+            "|---" * (len(docs.groups) + 1) + "|",
+        ]
         family, cited, details = None, [], []
         for r in rows:
             if style_family(r.style) != family:
                 family = style_family(r.style)
                 out.append(f"| **{family}** |" + " |" * len(docs.groups))
             anchor = f"row-{r.style}-{r.device}".replace("_", "-")
-            out.append(f"| `{r.style}` · {r.device} | " + " | ".join(_md_group(docs, r, g, anchor) for g in docs.groups)
-                       + " |")
+            out.append(
+                f"| `{r.style}` · {r.device} | " + " | ".join(_md_group(docs, r, g, anchor) for g in docs.groups) + " |"
+            )
             details += [f'<a id="{anchor}"></a>', "", f"#### `{r.style}` · {r.device}", ""]
             for s in docs.stages:
                 entries = r.entries(s)
@@ -499,26 +646,39 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
         for r in rows:
             said = [(g, r.sentence(g, docs.stages)) for g in docs.groups]
             said = [(g, t) for g, t in said if t]
-            out.append(f"- `{r.style}` on {r.device}: " + (" ".join(f"**{g}**: {t}" for g, t in said) if said
-                                                              else "not run here."))
+            out.append(
+                f"- `{r.style}` on {r.device}: "
+                + (" ".join(f"**{g}**: {t}" for g, t in said) if said else "not run here.")
+            )
         out += ["", "## Notes", ""]
         for key, n in docs.notes.items():
             if key not in cited:
                 continue
-            blocks = [(cells, note) for cells, note in docs.note_blocks(key)
-                      if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)]
+            blocks = [
+                (cells, note)
+                for cells, note in docs.note_blocks(key)
+                if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)
+            ]
             kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
-            out.append(f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{_icon(kind, unfuzzed)} '
-                       f"{VERDICTS[kind][1]}" + (f"; refuses {', '.join(refuses)}" if refuses else "")
-                       + ("; not fuzzed in these results" if unfuzzed else ""))
+            out.append(
+                f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{_icon(kind, unfuzzed)} '
+                f"{VERDICTS[kind][1]}"
+                + (f"; refuses {', '.join(refuses)}" if refuses else "")
+                + ("; not fuzzed in these results" if unfuzzed else "")
+            )
             for cells, (*_, evidence) in blocks:
                 cells = [v for v in cells if split_cell_id(v.id, "a note").kernel == kernel]
-                out.append(f"  - cell{'s' if len(cells) > 1 else ''}: "
-                           + ", ".join(f"`{i}`" for i in dtypes_braced(v.id for v in cells)))
+                out.append(
+                    f"  - cell{'s' if len(cells) > 1 else ''}: "
+                    + ", ".join(f"`{i}`" for i in dtypes_braced(v.id for v in cells))
+                )
                 out += [f"    - {what}: {_md(text)}" for what, text in evidence]
                 if kind in ("wrong_some", "errors_some"):  # each cell's falsifying example and its reproducer
-                    out += [f"    - `{v.id}`: " + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts
-                                                           if what != "on the model") for v in cells]
+                    out += [
+                        f"    - `{v.id}`: "
+                        + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts if what != "on the model")
+                        for v in cells
+                    ]
             out.append("")
         pages[f"{KERNEL_PAGES}/{kernel}.md"] = "\n".join(out).rstrip() + "\n"
     return pages
@@ -535,10 +695,12 @@ def readme_with_summary(readme: str, doc: dict[str, Any], source: str) -> str:
     start = re.search(re.escape(SUMMARY_START).replace(re.escape("{source}"), r"[^\n]*?"), readme)
     end = readme.find(SUMMARY_END, start.end() if start else 0)
     if start is None or end < 0:
-        raise ValueError(f"no block to fill: put the lines {SUMMARY_START.format(source=source)!r} and "
-                         f"{SUMMARY_END!r} where the summary goes")
+        raise ValueError(
+            f"no block to fill: put the lines {SUMMARY_START.format(source=source)!r} and "
+            f"{SUMMARY_END!r} where the summary goes"
+        )
     docs = Docs(doc)
     device = docs.recommend["device"]
     summary = measured_chart.op_summary(doc, docs.verdicts, device) if device else []
     block = "\n".join([SUMMARY_START.format(source=source), "", *summary, SUMMARY_END])
-    return readme[:start.start()] + block + readme[end + len(SUMMARY_END):]
+    return readme[: start.start()] + block + readme[end + len(SUMMARY_END) :]

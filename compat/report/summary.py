@@ -14,12 +14,19 @@ from .report import CellView, Matrix, fuzz_headline
 # Two characters per cell. Lower case: as expected; '!': differs from its expectation; '?': no expectation at all.
 EXPECTED_MARK = {"passed": "ok", "failed": "xf", "mismatch": "xm", "crashed": "xc", "timed_out": "xt"}
 LETTER = {"passed": "P", "failed": "F", "mismatch": "M", "crashed": "C", "timed_out": "T"}
-LEGEND = ("ok passes; xf fails as expected; xm wrong values as expected; xc/xt crashes/hangs as expected; "
-          "!P !F !M !C !T differs from its expectation (now passes, fails, wrong values, crashes, hangs); "
-          "?P ?F ... no expectation for this run; -- not run here")
+LEGEND = (
+    "ok passes; xf fails as expected; xm wrong values as expected; xc/xt crashes/hangs as expected; "
+    "!P !F !M !C !T differs from its expectation (now passes, fails, wrong values, crashes, hangs); "
+    "?P ?F ... no expectation for this run; -- not run here"
+)
 DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-AS_EXPECTED = {"passed": "pass", "failed": "fail as expected", "mismatch": "give wrong values as expected",
-               "crashed": "crash as expected", "timed_out": "hang as expected"}
+AS_EXPECTED = {
+    "passed": "pass",
+    "failed": "fail as expected",
+    "mismatch": "give wrong values as expected",
+    "crashed": "crash as expected",
+    "timed_out": "hang as expected",
+}
 
 
 def mark(c: CellView | None) -> str:
@@ -51,8 +58,10 @@ def headline(doc: dict[str, Any]) -> list[str]:
     differ = sum(1 for c in ran if c["verdict"])
     expected = Counter(c["outcome"]["kind"] for c in ran if not c["verdict"])
     parts = ", ".join(f"{n} {AS_EXPECTED[k]}" for k, n in expected.items())
-    lines = [f"{len(ran)} cells ran here: {len(ran) - differ} as expected ({parts or 'none'}); "
-             f"{differ} differ from their expectations" + (" (the gate fails)" if differ else "")]
+    lines = [
+        f"{len(ran)} cells ran here: {len(ran) - differ} as expected ({parts or 'none'}); "
+        f"{differ} differ from their expectations" + (" (the gate fails)" if differ else "")
+    ]
     reasons = Counter(Outcome.from_dict(c["outcome"]).first_line for c in cells if c["outcome"]["kind"] == "skipped")
     lines += [f"{n} cells not run here: {reason}" for reason, n in reasons.items()]
     return lines
@@ -65,8 +74,13 @@ def grid(m: Matrix, width: int) -> list[str]:
     rows = [r for r in m.rows if any(c.kind != "skipped" for c in r.cells.values())]
     if not rows:
         return []
-    label_w = max([len(f"  {r.style} {DTYPE.get(r.dtype, r.dtype)}") for r in rows]
-                  + [len(f"{r.kernel} on {r.device}") for r in rows]) + 1
+    label_w = (
+        max(
+            [len(f"  {r.style} {DTYPE.get(r.dtype, r.dtype)}") for r in rows]
+            + [len(f"{r.kernel} on {r.device}") for r in rows]
+        )
+        + 1
+    )
     col_w = {s: max(2, len(short[s])) + 1 for s in m.stages}
     blocks, block, used = [], [], label_w
     for s in m.stages:
@@ -97,9 +111,15 @@ def fuzz_lines(doc: dict[str, Any]) -> list[str]:
         host = "gpu" if env["gpus"] else "cpu-only"
         if (doc.get("options") or {}).get("accept"):
             return ["fuzz: nothing fuzzed: no cell of a fuzzed stage passed in this run"] if s.get("collected") else []
-        return ([f"fuzz: nothing fuzzed: no cell is expected to pass on this run (torch {env['torch']}, triton "
-                 f"{env['triton']}, host {host}), and the fuzz tests fuzz only those; record this run's expectations "
-                 f"first (--compat-accept)"] if s.get("collected") else [])
+        return (
+            [
+                f"fuzz: nothing fuzzed: no cell is expected to pass on this run (torch {env['torch']}, triton "
+                f"{env['triton']}, host {host}), and the fuzz tests fuzz only those; record this run's expectations "
+                f"first (--compat-accept)"
+            ]
+            if s.get("collected")
+            else []
+        )
     lines = [fuzz_headline(doc)]
     for f in doc["fuzz"]:
         outcome = Outcome.from_dict(f["outcome"])
@@ -119,8 +139,11 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None, width: i
     for error in doc.get("harness_errors", []):
         lines.append(f"HARNESS ERROR {error['id']} ({error['section']}): {error['error'][:300]}")
 
-    lines += [wrapped for line in fuzz_lines(doc) + baseline_lines(doc)
-              for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")]
+    lines += [
+        wrapped
+        for line in fuzz_lines(doc) + baseline_lines(doc)
+        for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")
+    ]
     if results_path:
         lines.append(f"results: {results_path}")
     return lines

@@ -37,9 +37,12 @@ def first_point(latency: dict[str, Any]) -> tuple[str, float]:
 
 def _timed(doc: dict[str, Any]) -> dict[tuple, dict[str, Any]]:
     """(kernel, style, stage) -> the cell, for the CUDA cells of TABLE_DTYPE of timed stages."""
-    return {(a["kernel"], a["style"], a["stage"]): c for c in doc["cells"] for a in [c["axes"]]
-            if a["device"] == "cuda" and a["dtype"] == TABLE_DTYPE and a["stage"] in STAGES
-            and STAGES[a["stage"]].timed}
+    return {
+        (a["kernel"], a["style"], a["stage"]): c
+        for c in doc["cells"]
+        for a in [c["axes"]]
+        if a["device"] == "cuda" and a["dtype"] == TABLE_DTYPE and a["stage"] in STAGES and STAGES[a["stage"]].timed
+    }
 
 
 def _text(cell: dict[str, Any] | None, value) -> str:
@@ -75,8 +78,11 @@ def steady_table(doc: dict[str, Any], kernel: str, styles: list[str]) -> Table |
     if not any(of(c) for c in cells.values()):
         return None
     columns = [s for s in STAGES if any(k[2] == s for k in cells)]
-    rows = [(style, [_text(cells.get((kernel, style, s)), steady_text) for s in columns])
-            for style in styles if any(k[1] == style for k in cells)]
+    rows = [
+        (style, [_text(cells.get((kernel, style, s)), steady_text) for s in columns])
+        for style in styles
+        if any(k[1] == style for k in cells)
+    ]
     point = next(first_point(of(c))[0] for c in cells.values() if of(c))
     return Table(columns, rows, point)
 
@@ -116,8 +122,11 @@ def changes(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> list[Change]:
             continue
         pairs = [("first call", before["first_call_ms"], after["first_call_ms"], "ms", FIRST_CALL_BAND)]
         best_before, best_after = before.get("steady_best_us", {}), after.get("steady_best_us", {})
-        pairs += [(f"best steady-state call at {p}", best_before[p], best_after[p], "µs", STEADY_BAND)
-                  for p in best_after if p in best_before]
+        pairs += [
+            (f"best steady-state call at {p}", best_before[p], best_after[p], "µs", STEADY_BAND)
+            for p in best_after
+            if p in best_before
+        ]
         for what, a, b, unit, (ratio, floor) in pairs:
             if abs(b - a) >= floor and max(a, b) >= ratio * min(a, b):
                 found.append(Change(cell["id"], what, a, b, unit))
@@ -125,6 +134,8 @@ def changes(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> list[Change]:
 
 
 def band() -> str:
-    return (f"a first call counts as moved at {FIRST_CALL_BAND[0]:g}x and {FIRST_CALL_BAND[1]:g} ms or more, the best "
-            f"steady-state call at {STEADY_BAND[0]:g}x and {STEADY_BAND[1]:g} µs (two runs of the same cells on one "
-            f"H100 differed by up to 1.75x and 32x)")
+    return (
+        f"a first call counts as moved at {FIRST_CALL_BAND[0]:g}x and {FIRST_CALL_BAND[1]:g} ms or more, the best "
+        f"steady-state call at {STEADY_BAND[0]:g}x and {STEADY_BAND[1]:g} µs (two runs of the same cells on one "
+        f"H100 differed by up to 1.75x and 32x)"
+    )

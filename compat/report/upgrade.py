@@ -23,6 +23,7 @@ def _env(doc: dict[str, Any], name: str) -> str:
 @dataclass
 class _Budget:
     """What is left of a comment's characters, and the rows it had to leave out."""
+
     chars: int
     left_out: int = 0
     lines: list[str] = field(default_factory=list)
@@ -84,16 +85,19 @@ def _scope(rows: list[Change], build: str | None) -> str:
     return f" — {'; '.join(said)}" if said else ""
 
 
-def _section(out: _Budget, changes: dict[str, list[Change]], level: str, full_link: str | None,
-             build: str | None = None) -> None:
+def _section(
+    out: _Budget, changes: dict[str, list[Change]], level: str, full_link: str | None, build: str | None = None
+) -> None:
     for key, title, bad in GROUPS:
         rows = changes[key]
         if not rows or key in COUNTED:
             continue
         folded = transitions(rows)
         out.add("")
-        out.add(f"{level} {'🔴 ' if bad else ''}{title} ({len(rows)} cells, {len(folded)} "
-                f"{'change' if len(folded) == 1 else 'changes'}){_scope(rows, build)}")
+        out.add(
+            f"{level} {'🔴 ' if bad else ''}{title} ({len(rows)} cells, {len(folded)} "
+            f"{'change' if len(folded) == 1 else 'changes'}){_scope(rows, build)}"
+        )
         out.add("")
         out.add("| cells | before | after | why, and what instead |")
         out.add("|---|---|---|---|")
@@ -114,34 +118,63 @@ def _flavour(doc: dict[str, Any]) -> str:
     return doc["environment"]["torch"].partition("+")[2]
 
 
-def markdown(old_doc: dict[str, Any], new_doc: dict[str, Any], old_name: str, new_name: str,
-             limit: int | None = None, full_link: str | None = None) -> tuple[str, int]:
+def markdown(
+    old_doc: dict[str, Any],
+    new_doc: dict[str, Any],
+    old_name: str,
+    new_name: str,
+    limit: int | None = None,
+    full_link: str | None = None,
+) -> tuple[str, int]:
     """The diff as Markdown, and how many rows it left out to stay within `limit` characters (None: no limit)."""
     groups = compare(old_doc, new_doc)
     cross_host = host_of(old_doc) != host_of(new_doc)
     versions = [(d["environment"]["torch"].partition("+")[0], d["environment"]["triton"]) for d in (old_doc, new_doc)]
-    build = (f"`+{_flavour(old_doc) or 'none'}` → `+{_flavour(new_doc) or 'none'}`"
-             if versions[0] == versions[1] and _flavour(old_doc) != _flavour(new_doc) else None)
+    build = (
+        f"`+{_flavour(old_doc) or 'none'}` → `+{_flavour(new_doc) or 'none'}`"
+        if versions[0] == versions[1] and _flavour(old_doc) != _flavour(new_doc)
+        else None
+    )
     same_versions = all(old_doc["environment"][k] == new_doc["environment"][k] for k in ("torch", "triton"))
-    verdict = ("**Regressions found.**" if regressed(groups, host_effects=False) else
-               "No regressions from the version; the host's are listed under host effects." if regressed(groups)
-               else "No regressions.")
-    counts = ", ".join(f"{len(groups[k])} {title.split(':')[0].lower()}" for k, title, _ in GROUPS
-                       if groups[k] and k not in COUNTED)
+    verdict = (
+        "**Regressions found.**"
+        if regressed(groups, host_effects=False)
+        else "No regressions from the version; the host's are listed under host effects."
+        if regressed(groups)
+        else "No regressions."
+    )
+    counts = ", ".join(
+        f"{len(groups[k])} {title.split(':')[0].lower()}" for k, title, _ in GROUPS if groups[k] and k not in COUNTED
+    )
     head = ["## Support matrix diff", ""]
     if cross_host:
-        head += [f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
-                 f"host rather than the version: changes whose cause names the missing GPU or backend are listed "
-                 f"apart, under host effects.", ""]
+        head += [
+            f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
+            f"host rather than the version: changes whose cause names the missing GPU or backend are listed "
+            f"apart, under host effects.",
+            "",
+        ]
     if _flavour(old_doc) != _flavour(new_doc):
-        head += [f"> **Another torch build:** `+{_flavour(old_doc) or 'none'}` before, `+{_flavour(new_doc) or 'none'}` "
-                 f"after. A change may come from the build (which CUDA, or none) as well as the version.", ""]
-    head += [f"- before: {_env(old_doc, old_name)}", f"- after: {_env(new_doc, new_name)}", "",
-             f"{verdict} {counts or 'Nothing changed.'}"]
-    counted = {"not_run": "cells ran on one side only (skipped on the other, for example CUDA cells on a machine "
-                          "without a GPU)", "added": "cells only in the after run", "removed": "cells only in the "
-                                                                                                "before run"}
-    head += [line for k, text in counted.items() if groups[k] for line in ("", f"{len(groups[k])} {text}: not compared.")]
+        head += [
+            f"> **Another torch build:** `+{_flavour(old_doc) or 'none'}` before, `+{_flavour(new_doc) or 'none'}` "
+            f"after. A change may come from the build (which CUDA, or none) as well as the version.",
+            "",
+        ]
+    head += [
+        f"- before: {_env(old_doc, old_name)}",
+        f"- after: {_env(new_doc, new_name)}",
+        "",
+        f"{verdict} {counts or 'Nothing changed.'}",
+    ]
+    counted = {
+        "not_run": "cells ran on one side only (skipped on the other, for example CUDA cells on a machine "
+        "without a GPU)",
+        "added": "cells only in the after run",
+        "removed": "cells only in the before run",
+    }
+    head += [
+        line for k, text in counted.items() if groups[k] for line in ("", f"{len(groups[k])} {text}: not compared.")
+    ]
     out = _Budget(limit or 10**12)
     for line in head:
         out.add(line)
@@ -170,8 +203,10 @@ def _latency_section(out: _Budget, old_doc: dict[str, Any], new_doc: dict[str, A
     out.add("")
     out.add("### Latency (not a failure)")
     out.add("")
-    out.add(f"Passing cells both runs timed on CUDA; {timings.band()}. " + (
-        f"{len(moved)} moved:" if moved else "None moved beyond it."))
+    out.add(
+        f"Passing cells both runs timed on CUDA; {timings.band()}. "
+        + (f"{len(moved)} moved:" if moved else "None moved beyond it.")
+    )
     for i, c in enumerate(moved):
         if not out.add(f"- `{c.id}` {c.what}: {c.old:,.1f} → {c.new:,.1f} {c.unit} ({c.ratio:.2f}x)"):
             out.left_out += len(moved) - i

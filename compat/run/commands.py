@@ -77,9 +77,11 @@ def _gating_ini(where: Path, command: str, way_out: str) -> Path | None:
     if _ini_settings(ini).get("compat_cases") or installed_case_modules():
         return ini
     found = f"{ini} has no compat_cases" if ini else "no pytest configuration (pytest.ini, pyproject.toml, ...)"
-    raise CompatError(f"{command}: {found} from {where} upward, so there is no repository of yours to gate here and "
-                      f"it would use the suite's own kernels and expectations; run it from your repository (whose "
-                      f"pytest ini names compat_cases = yourpkg.compat_cases), or {way_out}")
+    raise CompatError(
+        f"{command}: {found} from {where} upward, so there is no repository of yours to gate here and "
+        f"it would use the suite's own kernels and expectations; run it from your repository (whose "
+        f"pytest ini names compat_cases = yourpkg.compat_cases), or {way_out}"
+    )
 
 
 def _repository(where: Path) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
@@ -121,8 +123,20 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     results = args.results or str(root / RUNS_DIR / f"{machine_label(describe())}.json")
     suite = "none found: the suite's own kernels, named with --compat-kernels"
     print(f"configuration: {ini or suite}", flush=True)
-    pytest_args = [str(MATRIX_TESTS), "--rootdir", str(root), *(["-c", str(ini)] if ini else []), "-p", "compat.plugin",
-                   "-n", args.workers, "--dist", "loadgroup", f"--compat-results={results}", *extra]
+    pytest_args = [
+        str(MATRIX_TESTS),
+        "--rootdir",
+        str(root),
+        *(["-c", str(ini)] if ini else []),
+        "-p",
+        "compat.plugin",
+        "-n",
+        args.workers,
+        "--dist",
+        "loadgroup",
+        f"--compat-results={results}",
+        *extra,
+    ]
     print(f"pytest {' '.join(pytest_args)}", flush=True)
     code = int(pytest.main(pytest_args))
     if code == 5:
@@ -134,10 +148,14 @@ def render_docs(results_path: str) -> dict[str, str]:
     """The documentation pages generated from one results file, by file name."""
     doc = results.load(results_path)
     latency = report.latency_markdown(doc, results_path)
-    return {DOCS["md"]: report.markdown(doc, results_path), **report.kernel_pages(doc, results_path),
-            **({report.LATENCY_PAGE: latency} if latency else {}),
-            DOCS["html"]: page.html_page(doc, results_path), **page.kernel_html_pages(doc, results_path),
-            **({page.LATENCY_HTML: page.latency_page(doc, results_path)} if latency else {})}
+    return {
+        DOCS["md"]: report.markdown(doc, results_path),
+        **report.kernel_pages(doc, results_path),
+        **({report.LATENCY_PAGE: latency} if latency else {}),
+        DOCS["html"]: page.html_page(doc, results_path),
+        **page.kernel_html_pages(doc, results_path),
+        **({page.LATENCY_HTML: page.latency_page(doc, results_path)} if latency else {}),
+    }
 
 
 def _writable(path: Path, option: str) -> None:
@@ -153,8 +171,7 @@ def _report(args: argparse.Namespace) -> int:
     readme = None
     if args.readme:  # checked before anything is written
         try:
-            readme = report.readme_with_summary(Path(args.readme).read_text(), results.load(args.results),
-                                                args.results)
+            readme = report.readme_with_summary(Path(args.readme).read_text(), results.load(args.results), args.results)
         except (OSError, ValueError) as exc:
             raise CompatError(f"--readme {args.readme}: {exc}; nothing was written") from None
         _writable(Path(args.readme), "--readme")
@@ -201,8 +218,9 @@ def _accept(args: argparse.Namespace) -> int:
     run = Run.from_env(doc["environment"])
     findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in doc.get("fuzz") or []}
     try:
-        changes = accept(exp, observed, run, measured_on(doc["environment"]),
-                         neighbours=neighbours(exp, run, above=True))
+        changes = accept(
+            exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True)
+        )
         changes += accept(exp, findings, run, measured_on(doc["environment"]), section="fuzz")
         if not exp.path.exists():  # nothing to change: the file still exists afterwards, as the user asked
             write_atomic(exp.path, dump(exp.data))
@@ -212,8 +230,10 @@ def _accept(args: argparse.Namespace) -> int:
     for change in changes:
         print(f"accepted: {change}")
     left_out = sum(not in_matrix(cell_id) for cell_id in observed)
-    print(f"{len(changes)} change(s) written to {exp.path}"
-          + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else ""))
+    print(
+        f"{len(changes)} change(s) written to {exp.path}"
+        + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else "")
+    )
     return OK
 
 
@@ -222,8 +242,10 @@ def _versions(args: argparse.Namespace) -> int:
     exp = Expectations.load(_expectations_path(args))
     out = Path(args.out_dir)
     _writable(out / VERSION_DOCS["md"], "--out-dir")
-    for name, text in ((VERSION_DOCS["md"], versions.markdown(docs, exp)), (VERSION_DOCS["html"],
-                                                                              versions.html_page(docs, exp))):
+    for name, text in (
+        (VERSION_DOCS["md"], versions.markdown(docs, exp)),
+        (VERSION_DOCS["html"], versions.html_page(docs, exp)),
+    ):
         write_atomic(out / name, text)
         print(out / name)
     return OK
@@ -233,9 +255,11 @@ def _merge(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not any(out.resolve() == Path(p).resolve() for p in args.results):
         # OUT is written from the RESULTS alone: a committed file named only as OUT would lose every record it held
-        raise CompatError(f"OUT {out} exists and is not among the RESULTS: the merge would replace its records with "
-                          f"the RESULTS' alone; name it first among the RESULTS to add to it (merge {out} {out} "
-                          f"RUN...), or remove it first; nothing was written")
+        raise CompatError(
+            f"OUT {out} exists and is not among the RESULTS: the merge would replace its records with "
+            f"the RESULTS' alone; name it first among the RESULTS to add to it (merge {out} {out} "
+            f"RUN...), or remove it first; nothing was written"
+        )
     doc = results.merge(args.results, Expectations.load(_expectations_path(args)))
     _writable(Path(args.out), "OUT")
     results.write(args.out, doc)
@@ -250,7 +274,9 @@ def _selected(args: argparse.Namespace) -> list:
     if args.kernels:  # the kernels named: the suite's own, where no repository's ini declares others
         ini_path = _ini_file(Path.cwd())
     else:
-        ini_path = _gating_ini(Path.cwd(), f"python -m compat {args.command}", "name the suite's kernels with --kernels")
+        ini_path = _gating_ini(
+            Path.cwd(), f"python -m compat {args.command}", "name the suite's kernels with --kernels"
+        )
     ini = _ini_settings(ini_path)
     for axis in AXES:
         given = getattr(args, f"{axis}s")
@@ -274,8 +300,10 @@ def _shard(args: argparse.Namespace) -> int:
     cells = _selected(args)
     groups = {shared_group(c, "cells") for c in cells}
     if not 1 <= args.count <= len(groups):
-        raise CompatError(f"--count {args.count}: between 1 and {len(groups)} (the shared children of the selected "
-                          f"{len(cells)} cells, which never split); nothing was written")
+        raise CompatError(
+            f"--count {args.count}: between 1 and {len(groups)} (the shared children of the selected "
+            f"{len(cells)} cells, which never split); nothing was written"
+        )
     recorded = schedule.recorded_seconds(results.load(args.durations))
     out = Path(args.out_dir)
     names = [out / f"shard-{i + 1}-of-{args.count}.txt" for i in range(args.count)]
@@ -283,8 +311,9 @@ def _shard(args: argparse.Namespace) -> int:
         _writable(path, "--out-dir")
     for path, shard in zip(names, schedule.shards(cells, recorded, args.count), strict=True):
         write_atomic(path, "".join(f"{c.id}\n" for c in shard))
-        seconds = sum(schedule.weights({shared_group(c, s) for c in shard for s in schedule.SECTIONS}, recorded)
-                      .values())
+        seconds = sum(
+            schedule.weights({shared_group(c, s) for c in shard for s in schedule.SECTIONS}, recorded).values()
+        )
         print(f"{path}: {len(shard)} cells, about {seconds:.0f} s as recorded")
     return OK
 
@@ -295,16 +324,24 @@ def _fuzz(args: argparse.Namespace) -> int:
     try:
         Example.from_json(args.example)
     except (ValueError, KeyError, TypeError) as exc:
-        raise CompatError(f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer") from None
+        raise CompatError(
+            f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer"
+        ) from None
     task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
     with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
         # The child imports the repository's cases as a run's children do: a user's reproducer runs their op.
         # Imported after the fork: one child either way, and a module that reads the GPU at import still runs.
-        launcher = Launcher(Path(workdir), imports=args.repository_cases, paths=args.repository_paths,
-                            after_fork=args.repository_cases)
+        launcher = Launcher(
+            Path(workdir), imports=args.repository_cases, paths=args.repository_paths, after_fork=args.repository_cases
+        )
         try:
-            outcome = launcher.run(task, {"cell": cell.id, **task_args}, workdir=Path(workdir) / "child",
-                                   env=child_env(cell), timeout=timeout).outcome(cell.stage, among=("export", cell.stage))
+            outcome = launcher.run(
+                task,
+                {"cell": cell.id, **task_args},
+                workdir=Path(workdir) / "child",
+                env=child_env(cell),
+                timeout=timeout,
+            ).outcome(cell.stage, among=("export", cell.stage))
         finally:
             launcher.close()
     print(json.dumps(outcome.to_dict(), indent=1, default=str))
@@ -319,8 +356,10 @@ def _coverage(args: argparse.Namespace) -> int:
     for line in coverage.lines(args.namespaces):
         print(line)
     if any(not coverage.registered(ns) for ns in args.namespaces):
-        raise CompatError(f"no op is registered under {', '.join(ns for ns in args.namespaces if not coverage.registered(ns))}"
-                          f": name a namespace a compat_cases module's imports register")
+        raise CompatError(
+            f"no op is registered under {', '.join(ns for ns in args.namespaces if not coverage.registered(ns))}"
+            f": name a namespace a compat_cases module's imports register"
+        )
     return FOUND if args.fail_undeclared and any(coverage.undeclared(ns) for ns in args.namespaces) else OK
 
 
@@ -332,5 +371,14 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
         return doctor()
     # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
     args.repository_expectations, args.repository_cases, args.repository_paths = _repository(Path.cwd())
-    return {"report": _report, "diff": _diff, "accept": _accept, "merge": _merge, "versions": _versions,
-            "fuzz": _fuzz, "coverage": _coverage, "shard": _shard, "cells": _cells}[args.command](args)
+    return {
+        "report": _report,
+        "diff": _diff,
+        "accept": _accept,
+        "merge": _merge,
+        "versions": _versions,
+        "fuzz": _fuzz,
+        "coverage": _coverage,
+        "shard": _shard,
+        "cells": _cells,
+    }[args.command](args)

@@ -66,12 +66,16 @@ class MatrixRun:
         self.after_fork = tuple(cases) if import_cases(cases, forks=False) else ()
         self.accept = config.getoption("compat_accept")
         named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
-        default = Path(config.inipath).parent / ini if ini and config.inipath else Path(config.rootpath) / (
-            ini or "expectations.yaml")
+        default = (
+            Path(config.inipath).parent / ini
+            if ini and config.inipath
+            else Path(config.rootpath) / (ini or "expectations.yaml")
+        )
         self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
         ini_durations = config.getini("compat_durations")
         self.durations_path = config.getoption("compat_durations") or (
-            str(Path(config.inipath).parent / ini_durations) if ini_durations and config.inipath else ini_durations)
+            str(Path(config.inipath).parent / ini_durations) if ini_durations and config.inipath else ini_durations
+        )
         self.baseline_path = config.getoption("compat_baseline")
         self.select = {}
         for axis in AXES:
@@ -79,40 +83,48 @@ class MatrixRun:
             names = given or config.getini(f"compat_{axis}s")
             if names:
                 self.select[axis] = [n.strip() for n in names.split(",") if n.strip()]
-                check_names(axis, self.select[axis], f"--compat-{axis}s" if given else
-                            f"compat_{axis}s in {config.inipath}")
+                check_names(
+                    axis, self.select[axis], f"--compat-{axis}s" if given else f"compat_{axis}s in {config.inipath}"
+                )
         # A device this run asks for that the machine cannot run stops it (the ini's list is a repository's default,
         # for laptops too: its devices skip as ever).
         for device in self.select.get("device", []) if config.getoption("compat_devices") else []:
             reason = DEVICES[device].unavailable_reason()
             if reason:
-                raise pytest.UsageError(f"--compat-devices names {device}, which this machine cannot run: {reason}; "
-                                        f"no cell was run")
+                raise pytest.UsageError(
+                    f"--compat-devices names {device}, which this machine cannot run: {reason}; no cell was run"
+                )
         self.only = read_cell_list(config.getoption("compat_cells"))
         if "kernel" not in self.select and self.only is None:  # a cell list names its kernels itself
             self.select["kernel"] = gated_kernels(cases)
             if not self.select["kernel"]:
-                raise pytest.UsageError(f"compat_cases ({', '.join(cases)}) declare no kernel or op: declare yours "
-                                        f"with register_kernel / register_op (the suite's own kernels are gated where "
-                                        f"compat_cases names {SUITE_CASES}, or with --compat-kernels); no cell was "
-                                        f"run")
+                raise pytest.UsageError(
+                    f"compat_cases ({', '.join(cases)}) declare no kernel or op: declare yours "
+                    f"with register_kernel / register_op (the suite's own kernels are gated where "
+                    f"compat_cases names {SUITE_CASES}, or with --compat-kernels); no cell was "
+                    f"run"
+                )
         named = config.getoption("compat_require_declared")
-        self.require_declared = ([n.strip() for n in named.split(",") if n.strip()] if named
-                                 else config.getini("compat_require_declared"))
+        self.require_declared = (
+            [n.strip() for n in named.split(",") if n.strip()] if named else config.getini("compat_require_declared")
+        )
         if self.select and not self.selected:
             # Each name is valid, but together they name nothing the matrix holds (say, a CUDA-only stage on a CPU
             # device): a usage error, not a green run of nothing.
-            raise pytest.UsageError("the selection matches no cell of the matrix: the chosen stages, styles, dtypes "
-                                    "and devices do not apply to one another (compat/matrix/cells.py, "
-                                    "why_not_applicable); no cell was run")
+            raise pytest.UsageError(
+                "the selection matches no cell of the matrix: the chosen stages, styles, dtypes "
+                "and devices do not apply to one another (compat/matrix/cells.py, "
+                "why_not_applicable); no cell was run"
+            )
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
         # Every run starts from empty compiler caches (one left by an earlier run could hide what changed since); what
         # each child keeps to itself: compat.run.options.COMPILE_CACHES.
         self.compile_cache = config.getoption("compat_compile_cache")
         self.private_caches = COMPILE_CACHES[self.compile_cache]
-        os.environ.update({var: path for var, path in compiler_caches(run_dir / "cache").items()
-                           if var not in self.private_caches})
+        os.environ.update(
+            {var: path for var, path in compiler_caches(run_dir / "cache").items() if var not in self.private_caches}
+        )
         self.session = None  # a RunSession, once the cells are collected
 
     @functools.cached_property
@@ -151,7 +163,8 @@ class MatrixRun:
     def unknown(self, cell: Cell) -> bool:
         """Neither a row nor a baseline says how the cell ends on this run (a first accept's cells)."""
         return self.expectations.lookup(cell.id, self.run) is None and (
-            self.baseline is None or self.baseline.reference(cell.id, "cells") is None)
+            self.baseline is None or self.baseline.reference(cell.id, "cells") is None
+        )
 
     def fuzzed(self, cell: Cell) -> bool:
         """Whether the cell gets a fuzz test: expected to pass; or, in accept mode, not known yet (the test fuzzes it
@@ -163,8 +176,11 @@ class MatrixRun:
         if section != "fuzz" or not (self.accept and self.unknown(cell)):
             return None
         outcome = self.session.outcome(cell)
-        return None if outcome.kind == "passed" else f"the cell did not pass in this run ({outcome.first_line}): " \
-                                                     f"nothing to fuzz"
+        return (
+            None
+            if outcome.kind == "passed"
+            else f"the cell did not pass in this run ({outcome.first_line}): nothing to fuzz"
+        )
 
     def check(self, cell, node, section: str = "cells") -> None:
         """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
@@ -174,16 +190,21 @@ class MatrixRun:
         try:
             outcome = skipped(reason) if reason else run(cell)
         except HarnessError as exc:  # the harness failed, not the cell: never recorded as an outcome or accepted
-            node.user_properties.append(("compat_harness_error", {"id": cell.id, "section": section,
-                                                                   "error": str(exc)}))
-            pytest.fail(f"HARNESS ERROR in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}",
-                        pytrace=False)
+            node.user_properties.append(
+                ("compat_harness_error", {"id": cell.id, "section": section, "error": str(exc)})
+            )
+            pytest.fail(
+                f"HARNESS ERROR in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}",
+                pytrace=False,
+            )
         record = self.judged(cell, outcome, section, gated=not reason)
-        record.update(duration_s=round(time.monotonic() - start, 2),
-                      # The CPU time of the children this cell started (a shared child's goes to the first cell
-                      # that needed it).
-                      cpu_s=round(self.session.launcher.cpu_seconds - cpu, 2),
-                      gpu=_gpu_used(outcome) if cell.device == "cuda" and not reason else None)
+        record.update(
+            duration_s=round(time.monotonic() - start, 2),
+            # The CPU time of the children this cell started (a shared child's goes to the first cell
+            # that needed it).
+            cpu_s=round(self.session.launcher.cpu_seconds - cpu, 2),
+            gpu=_gpu_used(outcome) if cell.device == "cuda" and not reason else None,
+        )
         node.user_properties.append((RECORD[section], record))
         complaint = record["verdict"]
         if reason:
@@ -194,24 +215,33 @@ class MatrixRun:
     def judged(self, cell, outcome: Outcome, section: str, gated: bool = True) -> dict:
         """The cell's record: its outcome gated on its expectation (or, without one, on the baseline)."""
         expectation = self.expectations.lookup(cell.id, self.run, section) if gated else None
-        complaint = verdict(cell.id, expectation, outcome, self.run, self.expectations.path, section) if gated \
-            else None
+        complaint = verdict(cell.id, expectation, outcome, self.run, self.expectations.path, section) if gated else None
         against = None
         if gated and expectation is None and self.baseline is not None:
             ref, change = self.baseline.compare(cell.id, outcome, section)
             if ref is not None:  # unchanged passes, naming the baseline it matched; a change fails, saying what
                 against = {"baseline": self.baseline.name, "reference": ref.describe, "change": change}
-                complaint = baseline.complaint(cell.id, change, ref, outcome, self.expectations.path) if change \
-                    else None
+                complaint = (
+                    baseline.complaint(cell.id, change, ref, outcome, self.expectations.path) if change else None
+                )
         if complaint and outcome.detail.get("environment_failure"):
             complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
         if complaint and outcome.detail.get("remedy"):
             complaint += f"\n  remedy: {outcome.detail['remedy']}"
-        return {"id": cell.id, "axes": cell.axes(), "outcome": outcome.to_dict(), "first_line": outcome.first_line,
-                "expected": expectation.full if expectation else None,
-                "expected_at": expectation.where if expectation else None, "verdict": complaint,
-                "against_baseline": against, "duration_s": None, "cpu_s": None,
-                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "gpu": None}
+        return {
+            "id": cell.id,
+            "axes": cell.axes(),
+            "outcome": outcome.to_dict(),
+            "first_line": outcome.first_line,
+            "expected": expectation.full if expectation else None,
+            "expected_at": expectation.where if expectation else None,
+            "verdict": complaint,
+            "against_baseline": against,
+            "duration_s": None,
+            "cpu_s": None,
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "gpu": None,
+        }
 
     # ---- hooks of both roles (the object is registered as a plugin) ----
 
@@ -220,8 +250,14 @@ class MatrixRun:
             metafunc.parametrize("cell", [pytest.param(c, id=c.id, marks=pytest.mark.matrix) for c in self.selected])
         if "fuzz_cell" in metafunc.fixturenames:
             # Every cell expected to pass on this run (torch, triton, host), in the stages whose artifact is fuzzed.
-            metafunc.parametrize("fuzz_cell", [pytest.param(c, id=c.id, marks=(pytest.mark.matrix, pytest.mark.fuzz))
-                                               for c in self.selected if self.fuzzed(c)])
+            metafunc.parametrize(
+                "fuzz_cell",
+                [
+                    pytest.param(c, id=c.id, marks=(pytest.mark.matrix, pytest.mark.fuzz))
+                    for c in self.selected
+                    if self.fuzzed(c)
+                ],
+            )
 
     def pytest_collection_modifyitems(self, session, config, items):
         if self.durations_path:  # the longest shared child first (compat.run.schedule); every worker sorts alike
@@ -229,21 +265,38 @@ class MatrixRun:
             weight = schedule.weights(set(groups.values()) - {None}, self.recorded_seconds)
             items.sort(key=lambda item: -weight.get(groups[item.nodeid], float("inf")))
         # One test per namespace whose ops must all be declared: a gate failure that names the undeclared ones.
-        items.extend(NamespaceCoverage.from_parent(session, name=f"compat_require_declared[{namespace}]",
-                                                   namespace=namespace) for namespace in self.require_declared)
+        items.extend(
+            NamespaceCoverage.from_parent(session, name=f"compat_require_declared[{namespace}]", namespace=namespace)
+            for namespace in self.require_declared
+        )
 
     def pytest_collection_finish(self, session):
         def params(name):  # an empty parameter set leaves a NOTSET placeholder, not a cell
-            return [item.callspec.params[name] for item in session.items if hasattr(item, "callspec")
-                    and isinstance(item.callspec.params.get(name), Cell)]
+            return [
+                item.callspec.params[name]
+                for item in session.items
+                if hasattr(item, "callspec") and isinstance(item.callspec.params.get(name), Cell)
+            ]
 
         fuzz_cells = params("fuzz_cell")
-        known = {c.id: [e.row["example"] for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
-                        if e is not None and "example" in e.row] for c in fuzz_cells}
+        known = {
+            c.id: [
+                e.row["example"]
+                for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
+                if e is not None and "example" in e.row
+            ]
+            for c in fuzz_cells
+        }
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
-        launcher = Launcher(self.run_dir, children_mode(self.config), imports=self.cases,
-                            paths=(str(self.config.rootpath),), isa_file=str(self.run_dir / ISA_FILE),
-                            private_caches=self.private_caches, after_fork=self.after_fork)
+        launcher = Launcher(
+            self.run_dir,
+            children_mode(self.config),
+            imports=self.cases,
+            paths=(str(self.config.rootpath),),
+            isa_file=str(self.run_dir / ISA_FILE),
+            private_caches=self.private_caches,
+            after_fork=self.after_fork,
+        )
         self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
@@ -272,8 +325,10 @@ class Controller(MatrixRun):
         run_dir.mkdir(parents=True, exist_ok=True)
         super().__init__(config, cases, run_dir)
         read_only_ok = config.getoption("compat_overwrite_read_only")
-        for option, path in (("--compat-results", self.results_path),
-                             *([("--compat-accept", self.expectations.path)] if self.accept else [])):
+        for option, path in (
+            ("--compat-results", self.results_path),
+            *([("--compat-accept", self.expectations.path)] if self.accept else []),
+        ):
             try:  # what the run writes at the end: writable now, or the run does not start
                 check_writable(path, read_only_ok and option == "--compat-accept")
             except OSError as exc:
@@ -318,8 +373,7 @@ class Controller(MatrixRun):
         """Once the tests are known: if any will compile C++ (an AOTI package, a C++ wrapper, CPU kernels), find the
         CPU ISAs now, once, in the background (every child that compiles C++ waits for it, forked or fresh)."""
         tests = [found for found in map(cell_of, nodeids) if found]
-        if self.isa_detection is None and any(
-                STAGES[cell.stage].compiles_cpp(cell.device) for cell, _ in tests):
+        if self.isa_detection is None and any(STAGES[cell.stage].compiles_cpp(cell.device) for cell, _ in tests):
             self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
 
     # ---- the schedule (pytest-xdist's hooks, optional: the plugin works without xdist) ----
@@ -400,17 +454,32 @@ class Controller(MatrixRun):
                 if cell_id in selected and cell_id not in recorded:
                     self.records["cells"][(cell_id, "cut short")] = self.judged(selected[cell_id], outcome, "cells")
         cells = list(self.records["cells"].values())
-        options = {"accept": self.accept, "select": self.select, "cells_file": self.config.getoption("compat_cells"),
-                   "run_dir": str(self.run_dir), "children": children_mode(self.config),
-                   "workers": self.config.getoption("numprocesses", None), "fuzz_profile": self.profile,
-                   "compile_cache": self.compile_cache, "durations": self.durations_path,
-                   "tier": self.config.getoption("compat_tier"),
-                   "interrupted": self.interrupted, "baseline": self.baseline.name if self.baseline else None}
+        options = {
+            "accept": self.accept,
+            "select": self.select,
+            "cells_file": self.config.getoption("compat_cells"),
+            "run_dir": str(self.run_dir),
+            "children": children_mode(self.config),
+            "workers": self.config.getoption("numprocesses", None),
+            "fuzz_profile": self.profile,
+            "compile_cache": self.compile_cache,
+            "durations": self.durations_path,
+            "tier": self.config.getoption("compat_tier"),
+            "interrupted": self.interrupted,
+            "baseline": self.baseline.name if self.baseline else None,
+        }
         counts = build_counts(self.run_dir)
         counts["children"]["interpreters"] += self.isa_detection is not None  # the ISA detection's own
-        self.doc = results.document(self.env, cells, counts, time.monotonic() - self.started, options,
-                                    fuzz=list(self.records["fuzz"].values()), harness_errors=self.harness_errors,
-                                    fuzz_collected=self.fuzz_collected)
+        self.doc = results.document(
+            self.env,
+            cells,
+            counts,
+            time.monotonic() - self.started,
+            options,
+            fuzz=list(self.records["fuzz"].values()),
+            harness_errors=self.harness_errors,
+            fuzz_collected=self.fuzz_collected,
+        )
         results.write(self.results_path, self.doc)  # first: an accept that cannot write its file loses no run
         if self.accept and not self.interrupted:
             self._accept(cells)
@@ -424,13 +493,20 @@ class Controller(MatrixRun):
         findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
         try:
             # The rows of each cell's nearest recorded version below: widened, not copied.
-            self.accepted = accept(self.expectations, observed, self.run, measured_on(self.env),
-                                   neighbours=baseline.neighbours(self.expectations, self.run))
+            self.accepted = accept(
+                self.expectations,
+                observed,
+                self.run,
+                measured_on(self.env),
+                neighbours=baseline.neighbours(self.expectations, self.run),
+            )
             self.accepted += accept(self.expectations, findings, self.run, measured_on(self.env), section="fuzz")
         except OSError as exc:  # writable when the run began; no longer
-            self.accept_error = (f"--compat-accept: cannot write {self.expectations.path} ({exc}); nothing was "
-                                 f"accepted; the results are in {self.results_path}: accept them with python -m "
-                                 f"compat accept {self.results_path} once the file can be written")
+            self.accept_error = (
+                f"--compat-accept: cannot write {self.expectations.path} ({exc}); nothing was "
+                f"accepted; the results are in {self.results_path}: accept them with python -m "
+                f"compat accept {self.results_path} once the file can be written"
+            )
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.doc is None:
@@ -441,8 +517,10 @@ class Controller(MatrixRun):
         for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
             terminalreporter.write_line(line)
         if self.nothing_ran:
-            terminalreporter.write_line(f"NOTHING RAN: every selected cell was skipped here ({self.nothing_ran}): the "
-                                        f"gate checked nothing, so the run fails")
+            terminalreporter.write_line(
+                f"NOTHING RAN: every selected cell was skipped here ({self.nothing_ran}): the "
+                f"gate checked nothing, so the run fails"
+            )
         if self.changes_path:
             terminalreporter.write_line(f"changes against the baseline, as Markdown: {self.changes_path}")
         for change in self.accepted:
@@ -450,9 +528,10 @@ class Controller(MatrixRun):
         if self.accept_error:
             terminalreporter.write_line(f"ERROR {self.accept_error}", red=True)
         elif self.accept:
-            terminalreporter.write_line(f"--compat-accept: {len(self.accepted)} change(s) written to "
-                                        f"{self.expectations.path}" + (" (none: the run was interrupted)"
-                                                                       if self.interrupted else ""))
+            terminalreporter.write_line(
+                f"--compat-accept: {len(self.accepted)} change(s) written to "
+                f"{self.expectations.path}" + (" (none: the run was interrupted)" if self.interrupted else "")
+            )
         if self.kept_run_dir:
             terminalreporter.write_line(f"run directory (child logs, artifacts): {self.run_dir}")
 
@@ -473,12 +552,18 @@ class NamespaceCoverage(pytest.Item):
 
     def runtest(self):
         if not coverage.registered(self.namespace):
-            pytest.fail(f"no op is registered under {self.namespace!r}: is the package that registers them imported "
-                        f"by a compat_cases module?", pytrace=False)
+            pytest.fail(
+                f"no op is registered under {self.namespace!r}: is the package that registers them imported "
+                f"by a compat_cases module?",
+                pytrace=False,
+            )
         missing = coverage.undeclared(self.namespace)
         if missing:
-            pytest.fail(f"{len(missing)} op(s) of {self.namespace!r} have no declaration as shipped (compat.Op): "
-                        f"{', '.join(missing)}", pytrace=False)
+            pytest.fail(
+                f"{len(missing)} op(s) of {self.namespace!r} have no declaration as shipped (compat.Op): "
+                f"{', '.join(missing)}",
+                pytrace=False,
+            )
 
     def reportinfo(self):
         return self.path, None, self.name
@@ -531,8 +616,11 @@ def _exit_within(seconds: float) -> None:
 
     def end():
         time.sleep(seconds)
-        print(f"triton-export-compat: the interrupted run did not end within {seconds:.0f} s; stopping its workers",
-              file=sys.stderr, flush=True)
+        print(
+            f"triton-export-compat: the interrupted run did not end within {seconds:.0f} s; stopping its workers",
+            file=sys.stderr,
+            flush=True,
+        )
         stop_descendants(below_children=False)
         os._exit(130)
 

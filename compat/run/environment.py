@@ -19,7 +19,6 @@ LIBSTDCXX = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 
 
 def describe() -> dict[str, Any]:
-
     env: dict[str, Any] = {
         "torch": str(torch.__version__),
         "triton": str(triton.__version__),
@@ -43,8 +42,12 @@ def _driver_version() -> str | None:
     if not shutil.which("nvidia-smi"):
         return None
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.strip().splitlines()[0] if out.strip() else None
@@ -61,10 +64,17 @@ def machine_label(env: dict[str, Any]) -> str:
 def crash_remedy(outcome: Outcome) -> str | None:
     """The remedy for a crash the suite recognises, or None."""
     phase = outcome.detail.get("phase", "")
-    if (outcome.kind == "crashed" and outcome.detail.get("signal") == "SIGSEGV" and phase.startswith("aoti_load")
-            and sys.platform.startswith("linux") and LIBSTDCXX not in os.environ.get("LD_PRELOAD", "")):
-        return (f"Known environment crash, not a wrapping-style fault: loading an AOTInductor package segfaults in "
-                f"the generated wrapper .so (parse_device_str -> std::regex) when the process resolves an older "
-                f"libstdc++ than the one the package was built against. Rerun with "
-                f"LD_PRELOAD={LIBSTDCXX} (see README, 'AOTInductor segfaults on load').")
+    if (
+        outcome.kind == "crashed"
+        and outcome.detail.get("signal") == "SIGSEGV"
+        and phase.startswith("aoti_load")
+        and sys.platform.startswith("linux")
+        and LIBSTDCXX not in os.environ.get("LD_PRELOAD", "")
+    ):
+        return (
+            f"Known environment crash, not a wrapping-style fault: loading an AOTInductor package segfaults in "
+            f"the generated wrapper .so (parse_device_str -> std::regex) when the process resolves an older "
+            f"libstdc++ than the one the package was built against. Rerun with "
+            f"LD_PRELOAD={LIBSTDCXX} (see README, 'AOTInductor segfaults on load')."
+        )
     return None

@@ -50,14 +50,29 @@ class ChildResult:
     cpu_s: float = 0.0  # the CPU time of the child and of the compilers it waited for
 
     def to_dict(self) -> dict[str, Any]:
-        return {"phases": {name: o.to_dict() for name, o in self.phases.items()}, "seconds": self.seconds,
-                "cpu_seconds": self.cpu_seconds, "log": self.log, "env": self.env, "harness_error": self.harness_error, "ready": self.ready,
-                "cpu_s": self.cpu_s}
+        return {
+            "phases": {name: o.to_dict() for name, o in self.phases.items()},
+            "seconds": self.seconds,
+            "cpu_seconds": self.cpu_seconds,
+            "log": self.log,
+            "env": self.env,
+            "harness_error": self.harness_error,
+            "ready": self.ready,
+            "cpu_s": self.cpu_s,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ChildResult":
-        return cls({n: Outcome.from_dict(o) for n, o in d["phases"].items()}, d["seconds"], d.get("cpu_seconds", {}),
-                   d["log"], d["env"], d.get("harness_error"), d.get("ready", True), d.get("cpu_s", 0.0))
+        return cls(
+            {n: Outcome.from_dict(o) for n, o in d["phases"].items()},
+            d["seconds"],
+            d.get("cpu_seconds", {}),
+            d["log"],
+            d["env"],
+            d.get("harness_error"),
+            d.get("ready", True),
+            d.get("cpu_s", 0.0),
+        )
 
     def outcome(self, final: str, among: tuple[str, ...] | None = None) -> Outcome:
         """The first phase that did not pass, else `final`'s outcome (which holds its numerics).
@@ -69,14 +84,24 @@ class ChildResult:
         for name, outcome in self.phases.items():
             counts = among is None or name in among or outcome.kind in ("crashed", "timed_out")
             if counts and outcome.kind != "passed":
-                return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
-                               {**outcome.detail, "phase": name, "child": self.env})
+                return Outcome(
+                    outcome.kind,
+                    outcome.error_type,
+                    outcome.message,
+                    outcome.numerics,
+                    {**outcome.detail, "phase": name, "child": self.env},
+                )
             if name == final:
-                return Outcome(outcome.kind, outcome.error_type, outcome.message, outcome.numerics,
-                               {**outcome.detail, "child": self.env, "seconds": self.seconds,
-                                "cpu_seconds": self.cpu_seconds})
-        raise HarnessError(f"the child never reached phase {final!r} (phases: {list(self.phases)}; child log: "
-                           f"{self.log})")
+                return Outcome(
+                    outcome.kind,
+                    outcome.error_type,
+                    outcome.message,
+                    outcome.numerics,
+                    {**outcome.detail, "child": self.env, "seconds": self.seconds, "cpu_seconds": self.cpu_seconds},
+                )
+        raise HarnessError(
+            f"the child never reached phase {final!r} (phases: {list(self.phases)}; child log: {self.log})"
+        )
 
 
 def read_journal(path: Path) -> ChildResult:
@@ -137,8 +162,9 @@ def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: 
         else:  # exited 0 with a phase open is the child's own bug
             died = outcomes.from_exit(rc or 0, _tail(log), phase)
         if not result.ready and not result.harness_error:
-            result.harness_error = (f"the child ended before its task began ({died.message}); its log ends: "
-                                    f"{_tail(log, 600).strip()}")
+            result.harness_error = (
+                f"the child ended before its task began ({died.message}); its log ends: {_tail(log, 600).strip()}"
+            )
         result.phases[phase] = died
     return result
 
@@ -162,16 +188,25 @@ def _child_setup() -> None:
 def _child_env(env: dict[str, str], paths: tuple[str, ...] = ()) -> dict[str, str]:
     """This process's environment, with the child's own settings, and the suite and `paths` importable."""
     root = str(Path(__file__).resolve().parents[2])
-    return {**os.environ, **env, "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, [root, *paths, os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        **env,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, *paths, os.environ.get("PYTHONPATH")])),
+    }
 
 
 def start_isa_detection(path: Path) -> subprocess.Popen:
     """Start the run's one detection of the CPU ISAs (compat.child.toolchain), in the background."""
     with open(path.with_suffix(".log"), "w") as log:
-        return subprocess.Popen([sys.executable, "-m", "compat.child.toolchain", str(path)], stdout=log,
-                                stderr=subprocess.STDOUT, env=_child_env({}), start_new_session=True,
-                                preexec_fn=_child_setup)
+        return subprocess.Popen(
+            [sys.executable, "-m", "compat.child.toolchain", str(path)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=_child_env({}),
+            start_new_session=True,
+            preexec_fn=_child_setup,
+        )
 
 
 class Server:
@@ -181,17 +216,25 @@ class Server:
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log = log
         with open(log, "w") as logf:
-            self.proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "compat.child.server"],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logf, env=env,
-                                         start_new_session=True, preexec_fn=_child_setup, bufsize=0)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-X", "faulthandler", "-m", "compat.child.server"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=logf,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_child_setup,
+                bufsize=0,
+            )
         try:
             reply = self._read(SERVER_START_S) or {"error": f"no answer within {SERVER_START_S:.0f} s"}
         except EOFError:
             reply = {"error": "it exited"}
         if "ready" not in reply:
             self.close()
-            raise HarnessError(f"the warm server could not start: {reply['error']}; its log ({log}) ends: "
-                               f"{_tail(log, 800).strip()}")
+            raise HarnessError(
+                f"the warm server could not start: {reply['error']}; its log ({log}) ends: {_tail(log, 800).strip()}"
+            )
 
     def _read(self, timeout: float) -> dict | None:
         """The server's next line, or None when it did not come in time; EOFError when the server is gone."""
@@ -209,8 +252,9 @@ class Server:
     def run(self, task: Path, journal: Path, log: Path, timeout: float) -> tuple[int | None, bool, float]:
         """(exit code, negative for a signal, or None; whether it timed out; its CPU seconds)."""
         try:
-            self.proc.stdin.write((json.dumps({"task": str(task), "journal": str(journal), "log": str(log)}) + "\n")
-                                  .encode())
+            self.proc.stdin.write(
+                (json.dumps({"task": str(task), "journal": str(journal), "log": str(log)}) + "\n").encode()
+            )
             started = self._read(SERVER_START_S)
         except (EOFError, BrokenPipeError):
             started = None
@@ -246,9 +290,16 @@ class Launcher:
     """Starts the children of one process (an xdist worker, or the CLI): a warm server per device environment, or a
     fresh interpreter per task."""
 
-    def __init__(self, run_dir: Path, mode: str = DEFAULT_MODE, imports: tuple[str, ...] = (),
-                 paths: tuple[str, ...] = (), isa_file: str | None = None, private_caches: tuple[str, ...] = (),
-                 after_fork: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        run_dir: Path,
+        mode: str = DEFAULT_MODE,
+        imports: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        isa_file: str | None = None,
+        private_caches: tuple[str, ...] = (),
+        after_fork: tuple[str, ...] = (),
+    ):
         """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them;
         `private_caches`: the compiler caches (their variables) each child starts empty, removed when it ends;
         `after_fork`: those of `imports` the warm servers leave to each child (their import touches CUDA)."""
@@ -278,16 +329,24 @@ class Launcher:
             self.started += 1
         return self.servers[key]
 
-    def run(self, task: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str],
-            timeout: float) -> ChildResult:
+    def run(
+        self, task: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str], timeout: float
+    ) -> ChildResult:
         """Run the child task `task` (compat.child.tasks) with `args`; never raises for what the child does."""
         workdir.mkdir(parents=True, exist_ok=True)
         journal, log, spec = workdir / "journal.jsonl", workdir / "child.log", workdir / "task.json"
         journal.unlink(missing_ok=True)
         caches = workdir / "cache"
-        spec.write_text(json.dumps({"task": task, "args": args, "imports": list(self.imports),
-                                    "env": {var: path for var, path in compiler_caches(caches).items()
-                                            if var in self.private_caches}}))
+        spec.write_text(
+            json.dumps(
+                {
+                    "task": task,
+                    "args": args,
+                    "imports": list(self.imports),
+                    "env": {var: path for var, path in compiler_caches(caches).items() if var in self.private_caches},
+                }
+            )
+        )
         self._stop_if_interrupted()
         try:
             if self.mode == "forked":
@@ -310,14 +369,21 @@ class Launcher:
         if (self.run_dir / INTERRUPTED).exists():
             raise KeyboardInterrupt("the run was interrupted")
 
-    def _fresh(self, spec: Path, journal: Path, log: Path, env: dict[str, str],
-               timeout: float) -> tuple[int | None, bool, float]:
+    def _fresh(
+        self, spec: Path, journal: Path, log: Path, env: dict[str, str], timeout: float
+    ) -> tuple[int | None, bool, float]:
         self.started += 1
         before = _children_cpu()
         cmd = [sys.executable, "-X", "faulthandler", "-m", "compat.child", str(spec), str(journal)]
         with open(log, "w") as logf:
-            proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=self._env(env),
-                                    start_new_session=True, preexec_fn=_child_setup)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                env=self._env(env),
+                start_new_session=True,
+                preexec_fn=_child_setup,
+            )
             try:
                 return proc.wait(timeout=timeout), False, _children_cpu() - before
             except subprocess.TimeoutExpired:

@@ -20,49 +20,128 @@ SHARDS_DIR = "compat-shards"  # where `shard` writes its cell lists by default
 REPORT_DIR = "compat-report"  # where `report` and `versions` write by default: never the published docs/
 
 OPTIONS = (
-    (("--compat-results",), dict(default="compat-results.json", metavar="PATH",
-                                 help="results JSON written at the end of the run (default: compat-results.json)")),
-    (("--compat-expectations",), dict(default=None, metavar="PATH",
-                                      help="expectations YAML (default: expectations.yaml in the rootdir)")),
-    (("--compat-baseline",), dict(default=None, metavar="OLD.json",
-                                  help="for cells without rows for this torch/triton, fail only on what changed "
-                                       "against this results file (default: the rows of the nearest recorded version "
-                                       "below this one, on this host)")),
-    (("--compat-accept",), dict(action="store_true", help="record observed outcomes into the expectations file "
-                                                          "instead of failing on differences")),
-    (("--compat-overwrite-read-only",), dict(action="store_true",
-                                             help="with --compat-accept: replace the expectations file even where "
-                                                  "it is read-only (0444); refused before any cell otherwise")),
-    (("--compat-run-dir",), dict(default=None, metavar="DIR",
-                                 help="where children, artifacts, logs and caches go (default: a new temporary "
-                                      "directory, removed after a green run)")),
-    (("--compat-cells",), dict(default=None, metavar="FILE", help="run only the cell ids listed in FILE, one per "
-                                                                  "line (with the axis options, both apply)")),
-    (("--compat-tier",), dict(default="full", choices=("full", "quick"),
-                              help="full (default): every cell; quick, a PR gate: every stage in float32, the other "
-                                   "dtypes only for eager, compile_inductor and the stages that train; fuzz tests "
-                                   "follow their cells (README: what it would have missed)")),
-    (("--compat-fuzz-profile",), dict(default=None, metavar="NAME",
-                                      help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
-                                           "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci")),
-    (("--compat-require-declared",), dict(default=None, metavar="NAMESPACES",
-                                          help="comma-separated torch.library namespaces whose every registered op "
-                                               "must be declared as shipped (compat.Op): the run fails naming the "
-                                               "others (default: ini compat_require_declared)")),
-    (("--compat-children",), dict(default=None, choices=MODES,
-                                  help=f"how children start: forked from a warm server per worker (fast; a cases "
-                                       f"module whose import touches CUDA is imported by each child after its "
-                                       f"fork) or fresh interpreters; default: ini compat_children, else "
-                                       f"{DEFAULT_MODE}")),
-    (("--compat-compile-cache",), dict(default="kernels", choices=tuple(COMPILE_CACHES),
-                                       help="kernels (default): Triton's compiled kernels shared by the run's "
-                                            "workers, Inductor's caches empty in each child; child: both empty in "
-                                            "each child")),
-    (("--compat-durations",), dict(default=None, metavar="RESULTS.json",
-                                   help="a results file whose recorded durations order the run, longest shared "
-                                        "child first (default: ini compat_durations, else the collection's order)")),
-    *((((f"--compat-{axis}s",), dict(default=None, metavar="NAMES",
-                                     help=f"comma-separated {axis} names to run (default: all)")) for axis in AXES)),
+    (
+        ("--compat-results",),
+        dict(
+            default="compat-results.json",
+            metavar="PATH",
+            help="results JSON written at the end of the run (default: compat-results.json)",
+        ),
+    ),
+    (
+        ("--compat-expectations",),
+        dict(default=None, metavar="PATH", help="expectations YAML (default: expectations.yaml in the rootdir)"),
+    ),
+    (
+        ("--compat-baseline",),
+        dict(
+            default=None,
+            metavar="OLD.json",
+            help="for cells without rows for this torch/triton, fail only on what changed "
+            "against this results file (default: the rows of the nearest recorded version "
+            "below this one, on this host)",
+        ),
+    ),
+    (
+        ("--compat-accept",),
+        dict(
+            action="store_true",
+            help="record observed outcomes into the expectations file instead of failing on differences",
+        ),
+    ),
+    (
+        ("--compat-overwrite-read-only",),
+        dict(
+            action="store_true",
+            help="with --compat-accept: replace the expectations file even where "
+            "it is read-only (0444); refused before any cell otherwise",
+        ),
+    ),
+    (
+        ("--compat-run-dir",),
+        dict(
+            default=None,
+            metavar="DIR",
+            help="where children, artifacts, logs and caches go (default: a new temporary "
+            "directory, removed after a green run)",
+        ),
+    ),
+    (
+        ("--compat-cells",),
+        dict(
+            default=None,
+            metavar="FILE",
+            help="run only the cell ids listed in FILE, one per line (with the axis options, both apply)",
+        ),
+    ),
+    (
+        ("--compat-tier",),
+        dict(
+            default="full",
+            choices=("full", "quick"),
+            help="full (default): every cell; quick, a PR gate: every stage in float32, the other "
+            "dtypes only for eager, compile_inductor and the stages that train; fuzz tests "
+            "follow their cells (README: what it would have missed)",
+        ),
+    ),
+    (
+        ("--compat-fuzz-profile",),
+        dict(
+            default=None,
+            metavar="NAME",
+            help="Hypothesis profile of the fuzz tests: ci (derandomized, 25 examples) or "
+            "thorough (100 examples); default: $COMPAT_HYPOTHESIS_PROFILE, else ci",
+        ),
+    ),
+    (
+        ("--compat-require-declared",),
+        dict(
+            default=None,
+            metavar="NAMESPACES",
+            help="comma-separated torch.library namespaces whose every registered op "
+            "must be declared as shipped (compat.Op): the run fails naming the "
+            "others (default: ini compat_require_declared)",
+        ),
+    ),
+    (
+        ("--compat-children",),
+        dict(
+            default=None,
+            choices=MODES,
+            help=f"how children start: forked from a warm server per worker (fast; a cases "
+            f"module whose import touches CUDA is imported by each child after its "
+            f"fork) or fresh interpreters; default: ini compat_children, else "
+            f"{DEFAULT_MODE}",
+        ),
+    ),
+    (
+        ("--compat-compile-cache",),
+        dict(
+            default="kernels",
+            choices=tuple(COMPILE_CACHES),
+            help="kernels (default): Triton's compiled kernels shared by the run's "
+            "workers, Inductor's caches empty in each child; child: both empty in "
+            "each child",
+        ),
+    ),
+    (
+        ("--compat-durations",),
+        dict(
+            default=None,
+            metavar="RESULTS.json",
+            help="a results file whose recorded durations order the run, longest shared "
+            "child first (default: ini compat_durations, else the collection's order)",
+        ),
+    ),
+    *(
+        (
+            (
+                (f"--compat-{axis}s",),
+                dict(default=None, metavar="NAMES", help=f"comma-separated {axis} names to run (default: all)"),
+            )
+            for axis in AXES
+        )
+    ),
 )
 
 

@@ -25,7 +25,9 @@ def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
     for section in SECTIONS:
         for record in doc.get(section) or []:
             if in_matrix(record["id"]):
-                seconds[shared_group(parse_cell_id(record["id"], "durations"), section)] += record.get("duration_s") or 0.0
+                seconds[shared_group(parse_cell_id(record["id"], "durations"), section)] += (
+                    record.get("duration_s") or 0.0
+                )
     return dict(seconds)
 
 

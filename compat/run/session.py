@@ -45,8 +45,15 @@ FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
 # but the cell, given the build's work directory).
 FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "save_load": lambda workdir: ("load_program", {"program_path": str(workdir / PROGRAM)}),
-    **{family: (lambda workdir, family=family: (
-        "run_library", {"family": family, "path": str(workdir / LIBRARY_FILES[family])})) for family in LIBRARY_FILES},
+    **{
+        family: (
+            lambda workdir, family=family: (
+                "run_library",
+                {"family": family, "path": str(workdir / LIBRARY_FILES[family])},
+            )
+        )
+        for family in LIBRARY_FILES
+    },
     # The C++ runner's path is added by the session, which builds it once per run.
     "aoti_cpp": lambda workdir: ("run_cpp", {"package_path": str(workdir / PACKAGE), "timeout_s": CPP_RUN_TIMEOUT_S}),
 }
@@ -63,8 +70,11 @@ def base_env() -> dict[str, str]:
 def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
     """A cell's child's environment; in a run, with what compat.child.latency needs (where the run's timing locks
     are, and which stages are timed) and the run's store of AOTI libraries (compat.child.packages)."""
-    run = {LOCK_DIR_ENV: str(run_dir), TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed),
-           PACKAGE_STORE_ENV: str(Path(run_dir or ".") / "packages")}
+    run = {
+        LOCK_DIR_ENV: str(run_dir),
+        TIMED_ENV: ",".join(s for s in STAGES if STAGES[s].timed),
+        PACKAGE_STORE_ENV: str(Path(run_dir or ".") / "packages"),
+    }
     return base_env() | dict(DEVICES[cell.device].env) | (run if run_dir else {})
 
 
@@ -100,8 +110,15 @@ def cuda_error(outcome: Outcome) -> bool:
 
 
 class RunSession:
-    def __init__(self, run_dir: Path, cells: Iterable[Cell], fuzz_cells: Iterable[Cell] = (), profile: str = "ci",
-                 known_examples: dict[str, list[str]] | None = None, launcher: Launcher | None = None):
+    def __init__(
+        self,
+        run_dir: Path,
+        cells: Iterable[Cell],
+        fuzz_cells: Iterable[Cell] = (),
+        profile: str = "ci",
+        known_examples: dict[str, list[str]] | None = None,
+        launcher: Launcher | None = None,
+    ):
         self.run_dir = Path(run_dir)
         self.launcher = launcher or Launcher(self.run_dir)
         self.profile = profile  # the Hypothesis profile of the fuzz tests
@@ -119,11 +136,14 @@ class RunSession:
 
     # ---- children ----
 
-    def child(self, cell: Cell, task: str, args: dict[str, Any], timeout: float, name: str | None = None) -> ChildResult:
+    def child(
+        self, cell: Cell, task: str, args: dict[str, Any], timeout: float, name: str | None = None
+    ) -> ChildResult:
         # Per worker: under `--dist each` two workers run the same cell at once.
         workdir = self.run_dir / "cells" / _worker() / cell.id / (name or task)
-        return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir,
-                                 env=child_env(cell, self.run_dir), timeout=timeout)
+        return self.launcher.run(
+            task, {"cell": cell.id, **args}, workdir=workdir, env=child_env(cell, self.run_dir), timeout=timeout
+        )
 
     def _once(self, name: str, make: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
         """The record of `name`, made by the first process to ask for it in this run, read by the others."""
@@ -137,8 +157,9 @@ class RunSession:
 
     def _shared(self, name: str, cell: Cell, task: str, args: dict[str, Any], timeout: float) -> ChildResult:
         def make(workdir: Path) -> dict[str, Any]:
-            return self.launcher.run(task, {"cell": cell.id, **args}, workdir=workdir,
-                                     env=child_env(cell, self.run_dir), timeout=timeout).to_dict()
+            return self.launcher.run(
+                task, {"cell": cell.id, **args}, workdir=workdir, env=child_env(cell, self.run_dir), timeout=timeout
+            ).to_dict()
 
         return ChildResult.from_dict(self._once(name, make))
 
@@ -146,16 +167,22 @@ class RunSession:
         key = shared_group(cell, "cells")
         workdir = self.run_dir / "artifacts" / key
         libraries = sorted(self.libraries_wanted.get(key, ()), key=list(LIBRARY_FILES).index)
-        result = self._shared(key, cell, "build", {"mode": STAGES[cell.stage].export_mode, "workdir": str(workdir),
-                                                   "libraries": libraries}, BUILD_TIMEOUT)
+        result = self._shared(
+            key,
+            cell,
+            "build",
+            {"mode": STAGES[cell.stage].export_mode, "workdir": str(workdir), "libraries": libraries},
+            BUILD_TIMEOUT,
+        )
         return Build(key, result, workdir)
 
     def probe(self, cell: Cell) -> ChildResult:
         """One child for all the selected probe stages of the cell's group, run once per worker."""
         group = shared_group(cell, "cells")
         stages = self.selected["cells"].get(group, [cell.stage])
-        return self._shared(f"{group}-{_worker()}", cell, "probe", {"stages": stages},
-                            sum(STAGES[s].timeout_s for s in stages))
+        return self._shared(
+            f"{group}-{_worker()}", cell, "probe", {"stages": stages}, sum(STAGES[s].timeout_s for s in stages)
+        )
 
     # ---- outcomes ----
 
@@ -171,11 +198,15 @@ class RunSession:
         waited for twice)."""
         result = self.probe(cell)
         shared = result.phases.get(cell.stage)
-        if shared is not None and (self.selected["cells"].get(shared_group(cell, "cells")) == [cell.stage]
-                                   or shared.kind not in ("crashed", "timed_out") and not cuda_error(shared)):
+        if shared is not None and (
+            self.selected["cells"].get(shared_group(cell, "cells")) == [cell.stage]
+            or shared.kind not in ("crashed", "timed_out")
+            and not cuda_error(shared)
+        ):
             return result.outcome(cell.stage, among=(cell.stage,))
-        return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s,
-                          name="alone").outcome(cell.stage)
+        return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s, name="alone").outcome(
+            cell.stage
+        )
 
     def _built(self, cell: Cell) -> Outcome:
         """An export-based stage: the export and the build phases its family owns, then its fresh child's phases.
@@ -203,7 +234,6 @@ class RunSession:
 
     def _blame_environment(self, cell: Cell, outcome: Outcome) -> Outcome:
         """A failing AOTI cell consults the canary: if a plain model fails too, the environment is at fault."""
-
         if outcome.kind == "passed":
             return outcome
         remedy = crash_remedy(outcome)
@@ -214,7 +244,8 @@ class RunSession:
         if canary.kind != "passed":
             outcome.detail["environment_failure"] = (
                 f"the AOTI canary (a plain model with no Triton kernel) fails too on {device}: {canary.summary()}; "
-                f"AOTInductor is broken here for every model")
+                f"AOTInductor is broken here for every model"
+            )
             remedy = remedy or crash_remedy(canary)
         if remedy:
             outcome.detail["remedy"] = remedy
@@ -223,31 +254,39 @@ class RunSession:
     def cpp_runner(self) -> Outcome:
         """The C++ runner, built at most once per run (by the first cell that needs it). One that cannot be built
         is an environment failure of every cell that needs it, with what is missing or the compiler's message."""
-
-        built = Outcome.from_dict(self._once("cpp-runner", lambda workdir: build_runner(
-            self.launcher, workdir, base_env()).to_dict()))
+        built = Outcome.from_dict(
+            self._once("cpp-runner", lambda workdir: build_runner(self.launcher, workdir, base_env()).to_dict())
+        )
         if built.kind != "passed":
             built.detail["environment_failure"] = (
                 f"the C++ runner could not be built against this torch, so no package could be run from C++ "
-                f"(not a fault of the wrapping style): {built.summary()}")
+                f"(not a fault of the wrapping style): {built.summary()}"
+            )
             built.detail["remedy"] = "python -m compat doctor names what the C++ toolchain lacks"
         return built
 
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""
-
-        return Outcome.from_dict(self._once(f"canary-{device}", lambda workdir: run_canary(
-            self.launcher, workdir, device, base_env()).to_dict()))
+        return Outcome.from_dict(
+            self._once(
+                f"canary-{device}", lambda workdir: run_canary(self.launcher, workdir, device, base_env()).to_dict()
+            )
+        )
 
     def cpp_canary(self, device: str) -> Outcome:
         """The canary's package run by the C++ runner, at most once per run."""
-
         runner = self.cpp_runner()
         if runner.kind != "passed":
             return runner
         package = self.run_dir / "artifacts" / f"canary-{device}" / CANARY_PACKAGE
-        return Outcome.from_dict(self._once(f"canary-cpp-{device}", lambda workdir: run_cpp_canary(
-            self.launcher, workdir, device, str(package), runner.detail["path"], base_env()).to_dict()))
+        return Outcome.from_dict(
+            self._once(
+                f"canary-cpp-{device}",
+                lambda workdir: run_cpp_canary(
+                    self.launcher, workdir, device, str(package), runner.detail["path"], base_env()
+                ).to_dict(),
+            )
+        )
 
     # ---- fuzz tests ----
 
@@ -265,7 +304,8 @@ class RunSession:
         shared, export = result.phases.get(cell.stage), result.phases.get("export")
         died = ("crashed", "timed_out")
         if (shared is not None and shared.kind not in died and not cuda_error(shared)) or (
-                export is not None and export.kind not in died + ("passed",) and not cuda_error(export)):
+            export is not None and export.kind not in died + ("passed",) and not cuda_error(export)
+        ):
             finding = result.outcome(cell.stage, among=among)
             if len(stages) == 1 or "example" not in finding.detail:
                 return finding
@@ -277,7 +317,9 @@ class RunSession:
         known = self.fuzz_known(cell, [cell.stage])
         known[cell.stage] = [*also, *known[cell.stage]]
         task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=known)
-        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(cell.stage, among=("export", cell.stage))
+        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(
+            cell.stage, among=("export", cell.stage)
+        )
 
     def _confirmed(self, cell: Cell, finding: Outcome) -> Outcome:
         """A finding of a shared child is the op's only where the stage alone, in a fresh process, finds it too: the
@@ -288,9 +330,11 @@ class RunSession:
         alone = self._alone(cell, also=[example])
         if alone.kind != "passed":
             return alone
-        raise HarnessError(f"{cell.id}: the fuzz finding of its shared child ({finding.summary()}; example {example}) "
-                           f"did not reproduce with the stage fuzzed alone in a fresh process (passed): state left "
-                           f"by the stages fuzzed before it decided it")
+        raise HarnessError(
+            f"{cell.id}: the fuzz finding of its shared child ({finding.summary()}; example {example}) "
+            f"did not reproduce with the stage fuzzed alone in a fresh process (passed): state left "
+            f"by the stages fuzzed before it decided it"
+        )
 
     # ---- end ----
 
@@ -299,8 +343,10 @@ class RunSession:
         self.launcher.close()
         if self.launcher.started:
             (self.run_dir / "launchers").mkdir(parents=True, exist_ok=True)
-            write_atomic(self.run_dir / "launchers" / f"{_worker()}.json",
-                         json.dumps({"mode": self.launcher.mode, "interpreters": self.launcher.started}))
+            write_atomic(
+                self.run_dir / "launchers" / f"{_worker()}.json",
+                json.dumps({"mode": self.launcher.mode, "interpreters": self.launcher.started}),
+            )
 
 
 def cut_short(run_dir: Path) -> dict[str, Outcome]:
@@ -315,16 +361,21 @@ def cut_short(run_dir: Path) -> dict[str, Outcome]:
             continue
         cell = parse_cell_id(task["args"]["cell"], str(spec))
         for phase, outcome in read_journal(spec.parent / "journal.jsonl").phases.items():
-            if outcome is None or phase not in task["args"]["stages"] or outcome.kind in ("crashed", "timed_out") \
-                    or cuda_error(outcome):
+            if (
+                outcome is None
+                or phase not in task["args"]["stages"]
+                or outcome.kind in ("crashed", "timed_out")
+                or cuda_error(outcome)
+            ):
                 continue
             outcome.detail["cut_short"] = "finished before the interrupt cut its child: recorded by the run"
             found[dataclasses.replace(cell, stage=phase).id] = outcome
     return found
 
 
-def fuzz_task(cell: Cell, stages: list[str], profile: str, example: str | None = None,
-              known: dict[str, list[str]] | None = None) -> tuple[str, dict[str, Any], float]:
+def fuzz_task(
+    cell: Cell, stages: list[str], profile: str, example: str | None = None, known: dict[str, list[str]] | None = None
+) -> tuple[str, dict[str, Any], float]:
     """The child that fuzzes `stages` of the cell's family: (task, arguments without the cell, timeout)."""
     args: dict[str, Any] = {"stages": stages, "profile": profile, "example": example, "known": known or {}}
     timeout = FUZZ_STAGE_TIMEOUT * (len(stages) + 1)
@@ -341,15 +392,26 @@ def build_counts(run_dir: Path) -> dict[str, Any]:
     records = {p.parent.name: json.loads(p.read_text()) for p in sorted(artifacts.glob("*/record.json"))}
     builds = [r for name, r in records.items() if name.startswith("build-")]
     library_phases = [BUILD_PHASES[family][0] for family in LIBRARY_FILES]  # "aoti_compile" and its variants
-    made = {name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"]
-            for name, r in records.items() if name.startswith("build-") for phase in library_phases
-            if phase in r["phases"]}
+    made = {
+        name if phase == "aoti_compile" else f"{name}:{phase}": r["phases"][phase]["detail"]
+        for name, r in records.items()
+        if name.startswith("build-")
+        for phase in library_phases
+        if phase in r["phases"]
+    }
     compiles = {name: d.get("compile_seconds") for name, d in made.items() if "reused_from" not in d}
     canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
     launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "launchers").glob("*.json"))]
-    return {"exports": sum("export" in b["phases"] for b in builds), "aoti_compiles": len(compiles),
-            "aoti_compile_seconds": compiles, "aoti_reused": len(made) - len(compiles),
-            # every library compiled in the run, the fuzz tests' too: one per key of the store
-            "aoti_store_compiles": len(list((Path(run_dir) / "packages").glob("*/record.json"))), "canaries": canaries,
-            "children": {"mode": ", ".join(sorted({ln["mode"] for ln in launchers})) or None,
-                         "interpreters": sum(ln["interpreters"] for ln in launchers)}}
+    return {
+        "exports": sum("export" in b["phases"] for b in builds),
+        "aoti_compiles": len(compiles),
+        "aoti_compile_seconds": compiles,
+        "aoti_reused": len(made) - len(compiles),
+        # every library compiled in the run, the fuzz tests' too: one per key of the store
+        "aoti_store_compiles": len(list((Path(run_dir) / "packages").glob("*/record.json"))),
+        "canaries": canaries,
+        "children": {
+            "mode": ", ".join(sorted({ln["mode"] for ln in launchers})) or None,
+            "interpreters": sum(ln["interpreters"] for ln in launchers),
+        },
+    }

@@ -26,6 +26,7 @@ def _grid(n):
 
 # ---- rms_norm: triton_op + register_autograd ----------------------------------------------------------------------
 
+
 @triton.jit
 def _rms_norm_fwd(x_ptr, w_ptr, y_ptr, stride, n_cols, eps, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
@@ -57,20 +58,23 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     x = x.contiguous()
     y = torch.empty_like(x)
     rows, cols = x.shape
-    wrap_triton(_rms_norm_fwd)[(rows,)](x, weight.contiguous(), y, x.stride(0), cols, eps,
-                                        BLOCK_SIZE=triton.next_power_of_2(cols))
+    wrap_triton(_rms_norm_fwd)[(rows,)](
+        x, weight.contiguous(), y, x.stride(0), cols, eps, BLOCK_SIZE=triton.next_power_of_2(cols)
+    )
     return y
 
 
 @triton_op("my_kernels::rms_norm_backward", mutates_args=())
-def rms_norm_backward(x: torch.Tensor, weight: torch.Tensor, eps: float,
-                      grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def rms_norm_backward(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, grad: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     x, grad = x.contiguous(), grad.contiguous()
     dx = torch.empty_like(x)
     dw_rows = torch.empty(x.shape, dtype=torch.float32, device=x.device)
     rows, cols = x.shape
-    wrap_triton(_rms_norm_bwd)[(rows,)](x, weight.contiguous(), grad, dx, dw_rows, x.stride(0), cols, eps,
-                                        BLOCK_SIZE=triton.next_power_of_2(cols))
+    wrap_triton(_rms_norm_bwd)[(rows,)](
+        x, weight.contiguous(), grad, dx, dw_rows, x.stride(0), cols, eps, BLOCK_SIZE=triton.next_power_of_2(cols)
+    )
     return dx, dw_rows.sum(0).to(weight.dtype)
 
 
@@ -95,6 +99,7 @@ def _rms_norm_flops(x_shape, weight_shape, eps=1e-6, *args, out_shape=None, **kw
 
 
 # ---- gelu_tanh: an opaque custom_op ----------------------------------------------------------------------------
+
 
 @triton.jit
 def _gelu_tanh(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
@@ -121,6 +126,7 @@ def _(x):
 
 # ---- scaled_add: a Library fragment ----------------------------------------------------------------------------
 
+
 @triton.jit
 def _scaled_add(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
@@ -146,6 +152,7 @@ scaled_add = torch.ops.my_kernels.scaled_add
 
 
 # ---- Swish: an autograd.Function launching raw kernels -----------------------------------------------------------
+
 
 @triton.jit
 def _swish_fwd(x_ptr, y_ptr, beta, n, BLOCK_SIZE: tl.constexpr):
@@ -186,6 +193,7 @@ class Swish(torch.autograd.Function):
 
 # ---- RMSNorm: an nn.Module --------------------------------------------------------------------------------------
 
+
 class RMSNorm(torch.nn.Module):
     def __init__(self, hidden_size: int, eps: float = 1e-6):
         super().__init__()
@@ -197,6 +205,7 @@ class RMSNorm(torch.nn.Module):
 
 
 # ---- bias_relu: a plain function -------------------------------------------------------------------------------
+
 
 @triton.jit
 def _bias_relu(x_ptr, b_ptr, y_ptr, n, n_cols, HAS_BIAS: tl.constexpr, BLOCK_SIZE: tl.constexpr):
