@@ -14,6 +14,8 @@ and AOTInductor, and do they still match eager? Run the matrix, gate it on its e
   versions RESULTS.json...           the support matrix across torch versions, from one results file per version
   fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
   coverage NAMESPACE...              the torch.library ops registered under namespaces, and which are declared
+  describe [CELL_ID]                 docs/AXES.md from the registries; or what one cell does, the expectation
+                                     it meets, its catalogue entry, its latest evidence and how to rerun it
   doctor                             versions, GPUs, and the AOTI canary
 
 Exit status, every command: 0 done and nothing to report; 1 the check found something (a cell differs from its
@@ -164,6 +166,21 @@ def parser(prog: str) -> argparse.ArgumentParser:
     )
     cov.add_argument("namespaces", nargs="+", metavar="NAMESPACE", help="a torch.library namespace, e.g. my_kernels")
     cov.add_argument("--fail-undeclared", action="store_true", help="exit 1 when an op has no declaration")
+    des = sub.add_parser(
+        "describe",
+        help="write docs/AXES.md from the registries, or describe one cell",
+        description="Without CELL_ID: write AXES.md (every kernel, style, stage, device and catalogue entry of the "
+        "repository's matrix) into --out-dir. With one: what the cell does, the expectation row it meets on this "
+        "machine, its catalogue entry, its newest record among the results files, and the command that reruns it.",
+    )
+    des.add_argument("cell", nargs="?", metavar="CELL_ID", help="e.g. silu-triton_op-export_nonstrict-float32-cuda")
+    des.add_argument("--out-dir", default="docs", metavar="DIR", help="where AXES.md goes (default: docs)")
+    des.add_argument(
+        "--results",
+        nargs="+",
+        metavar="RESULTS.json",
+        help="results files to look the cell up in (default: results/*.json* beside the repository's ini)",
+    )
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     return top
 

@@ -211,3 +211,52 @@ def test_accept_refuses_a_read_only_file_writes_through_a_symlink_and_keeps_mode
     assert target.read_text() == before
     assert cli.main(["accept", results, "--overwrite-read-only"]) == 0
     assert target.stat().st_mode & 0o777 == 0o444
+
+
+def _describe(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "compat", "describe", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.mark.slow
+def test_the_axes_page_is_generated_from_the_registries_and_held_fresh(tmp_path):
+    """docs/AXES.md is what `describe` writes from the suite's registries (a fresh process: only the suite's own
+    kernels and catalogue entries registered)."""
+    done = _describe("--out-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "AXES.md").read_text() == (ROOT / "docs" / "AXES.md").read_text(), (
+        "docs/AXES.md is stale: run `python -m compat describe`"
+    )
+
+
+@pytest.mark.slow
+def test_describe_a_cell_says_what_it_does_its_row_its_catalogue_entry_its_evidence_and_how_to_rerun_it():
+    done = _describe("silu-raw_jit-export_nonstrict-float32-cuda")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "silu-raw_jit-export_nonstrict-float32-cuda"
+    assert lines[2].startswith("  style   raw_jit: `kernel[grid](...)` launched from a plain Python function")
+    row = next(i for i, line in enumerate(lines) if line.startswith("expectation where it last ran: failed"))
+    assert "Cannot access data pointer of Tensor" in lines[row]
+    assert any(line.startswith("  catalogue: ") for line in lines[row:])
+    assert any(line.startswith("evidence: failed: RuntimeError: Cannot access data pointer") for line in lines)
+    assert lines[-1] == (
+        "reproduce: python -m compat run --compat-kernels=silu --compat-styles=raw_jit "
+        "--compat-stages=export_nonstrict --compat-dtypes=float32 --compat-devices=cuda"
+    )
+    # A combination that is not in the matrix: what it would be, and why it is not there; an unknown name: exit 2.
+    absent = _describe("silu_out-autograd_function-eager-float32-cuda")
+    assert absent.returncode == 0 and absent.stdout.splitlines()[-1].startswith("not in the matrix: it varies")
+    bad = _describe("silu-nope-eager-float32-cuda")
+    assert bad.returncode == 2 and "unknown style name(s) 'nope'" in bad.stderr and not bad.stdout
+
+
+@pytest.mark.slow
+def test_describe_a_users_op_from_their_repository():
+    repo = ROOT / "examples" / "my_kernels"
+    results = (
+        ROOT / "results" / "examples" / "my_kernels" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"
+    )
+    done = _describe("my_rms_norm-as_shipped-export_strict-float32-cuda", "--results", str(results), cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert "  kernel  my_rms_norm: torch.ops.my_kernels.rms_norm" in done.stdout
+    assert "expectation where it last ran: " in done.stdout and f"in {results} (torch 2.11.0+cu130" in done.stdout

@@ -53,7 +53,9 @@ class Baseline:
                 return ref, "worse" if outcome.kind in ("crashed", "timed_out") else (
                     "fixed" if outcome.kind == "passed" else "message"
                 )
-            old = {"outcome": {**before, "error_type": None, "message": None, "numerics": [], "detail": {}}}
+            old: dict[str, Any] = {
+                "outcome": {**before, "error_type": None, "message": None, "numerics": [], "detail": {}}
+            }
         else:
             old = {"outcome": ref.outcome}
         change = classify(old, {"outcome": outcome.to_dict()})
@@ -74,7 +76,7 @@ class RowsBaseline(Baseline):
     def reference(self, cell_id: str, section: str) -> Reference | None:
         recorded = nearest_below(self.expectations, self.run, cell_id)
         row = self.expectations.lookup(cell_id, recorded, section) if recorded else None
-        if row is None:
+        if row is None or recorded is None:
             return None
         return Reference(f"{row.describe()} ({row.where}, torch {recorded.torch}, triton {recorded.triton})", row=row)
 

@@ -71,8 +71,10 @@ def state(outcome: dict[str, Any] | None) -> str:
     return text
 
 
-def _worst_rel(cell: dict[str, Any]) -> float:
-    return max((n.get("max_rel_err", 0.0) for n in cell["outcome"].get("numerics") or []), default=0.0)
+def _worst_rel(cell: dict[str, Any] | None) -> float:
+    return max(
+        (n.get("max_rel_err", 0.0) for n in (cell or {"outcome": {}})["outcome"].get("numerics") or []), default=0.0
+    )
 
 
 def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str | None:

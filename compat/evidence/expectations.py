@@ -226,7 +226,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """Safe YAML that refuses a key given twice in one mapping: plain YAML keeps the later block, and a row edited
     by hand in the earlier one would vanish without a word."""
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -544,7 +544,7 @@ def row_from(
     return row
 
 
-def _explained_elsewhere(exp: Expectations, cell_id: str, outcome: Outcome, section: str) -> Expectation | None:
+def _explained_elsewhere(exp: Expectations | None, cell_id: str, outcome: Outcome, section: str) -> Expectation | None:
     """A row of the cell, for any version or host, that agrees with the outcome and says why."""
     while exp is not None:
         rows = exp.rows.get((section, cell_id), []) + exp.rows.get((section, any_dtype_key(cell_id)), [])
@@ -575,7 +575,9 @@ def recorded_runs(expectations: Expectations | None, cell_id: str | None = None)
         for key in keys:
             for e in expectations.rows.get(key, ()):
                 host = e.row.get("host")
-                for m in measurements(e.row["provenance"]) if host else ():
+                if not isinstance(host, str):
+                    continue
+                for m in measurements(e.row["provenance"]):
                     runs.add(Run(Version(m["torch"]).base_version, Version(m["triton"]).base_version, host))
         expectations = expectations.fallback
     return runs
@@ -661,13 +663,15 @@ def accept(
                 changes.append(f"{cell_id}: explained as {new.get('known') or new['reason'][:80]}")
             continue
         rows = cells.setdefault(cell_id, [])
-        own = mine and current.cell_id == cell_id
-        if own and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host")):
+        own = current is not None and mine and current.cell_id == cell_id
+        if current is None:
+            rows.append(new)
+        elif own and all(current.row.get(k) == new[k] for k in ("torch", "triton", "host")):
             rows[current.index] = new
         else:
             # First match wins: the new, narrower row goes before the row it overrides for this run (a cell's own
             # rows come before its any-dtype rows).
-            rows.insert(current.index if own else 0 if current is not None else len(rows), new)
+            rows.insert(current.index if own else 0, new)
         was = current.describe() if current else "no expectation"
         changes.append(
             f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: {was} -> {outcome.summary()}  "
@@ -690,7 +694,7 @@ def _fold_dtypes(cells: dict[str, list]) -> dict[str, list]:
         lists = [cells.get(cid) for cid in group]
         if all(r == lists[0] for r in lists):
             fold = any_dtype_key(key)
-            cells[fold] = _unshadowed(lists[0] + cells.get(fold, []))
+            cells[fold] = _unshadowed(cells[key] + cells.get(fold, []))
             for cid in group:
                 del cells[cid]
     return cells

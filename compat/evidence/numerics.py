@@ -53,14 +53,15 @@ def _ours(fn):
     return judged
 
 
-def _usable64(ref: torch.Tensor, ref64) -> bool:
-    """Whether a float64 result can stand beside `ref`: a floating tensor of its shape."""
-    return (
+def _usable64(ref: torch.Tensor, ref64) -> torch.Tensor | None:
+    """`ref64` where a float64 result can stand beside `ref` (a floating tensor of its shape), else None."""
+    usable = (
         isinstance(ref64, torch.Tensor)
         and ref.is_floating_point()
         and ref64.shape == ref.shape
         and ref64.dtype == torch.float64
     )
+    return ref64 if usable else None
 
 
 TF32 = 5e-3  # float32 run in TF32 (10 significant bits, as float16's 11): the `tf32` allowance of a declaration
@@ -81,7 +82,7 @@ def _start(
     """The tolerance (`tol`, a declaration's, replaces the dtypes'), the result's common fields, and whether out has
     ref's shape and dtype (if not, the result says so)."""
     dtype = str(ref.dtype).removeprefix("torch.")
-    tol = tol if tol is not None else max(TOL[dtype], TOL.get(computed_in, 0.0))
+    tol = tol if tol is not None else max(TOL[dtype], TOL.get(computed_in or "", 0.0))
     result: dict[str, Any] = {"input": label, "dtype": dtype, "tol": tol}
     if isinstance(out, torch.Tensor) and out.shape == ref.shape and out.dtype == ref.dtype:
         return tol, result, True
@@ -105,7 +106,8 @@ def compare(
     if not comparable:
         return result
     out64, eager = out.detach().double().cpu(), ref.detach().double().cpu()
-    truth = ref64.detach().cpu() if _usable64(ref, ref64) and torch.isfinite(ref64).all() else eager
+    exact = _usable64(ref, ref64)
+    truth = exact.detach().cpu() if exact is not None and torch.isfinite(exact).all() else eager
     if not torch.isfinite(eager).all():
         raise DeclarationError(
             f"{label}: the eager reference is not finite; the comparison would prove nothing "
@@ -204,7 +206,8 @@ def compare_elementwise(
     if not comparable:
         return result
     o, r = out.detach().double(), ref.detach().double()  # on the output's device: examples reach 1e6 elements
-    t = ref64.detach().to(r.device) if _usable64(ref, ref64) else r
+    exact = _usable64(ref, ref64)
+    t = exact.detach().to(r.device) if exact is not None else r
     # What overflows: the exact value, or the terms an error scale measures (a reference that computes in float32
     # overflows in float64 too, and so shows no exact value there).
     magnitude = scale.to(r) if scale is not None else (t if t is not r else None)
@@ -256,7 +259,8 @@ def compare_gradient(
     if not comparable:
         return result
     o, r = out.detach().double(), ref.detach().double()
-    exact = ref64.detach().to(r.device) if _usable64(ref, ref64) else None
+    usable = _usable64(ref, ref64)
+    exact = usable.detach().to(r.device) if usable is not None else None
     differ = _specials_differ(o, r, label, _overflowing(exact, r, ref.dtype), ref.dtype)
     if differ:
         return {**result, "ok": False, "why": differ}

@@ -73,11 +73,12 @@ UNWRAPPED = ("torch._dynamo.exc.BackendCompilerFailed",)
 
 
 def from_exception(exc: BaseException) -> Outcome:
-    detail = {}
+    detail: dict[str, Any] = {}
     name = exception_type_name(exc)
-    if name in UNWRAPPED and getattr(exc, "inner_exception", None) is not None:
+    wrapped = getattr(exc, "inner_exception", None)
+    if name in UNWRAPPED and wrapped is not None:
         detail["wrapped_by"] = name
-        exc = exc.inner_exception
+        exc = wrapped
     inner = of_exception(exc)
     if inner is not exc:
         detail["cause"] = {"error_type": exception_type_name(inner), "message": str(inner)[:MESSAGE_LIMIT]}
@@ -112,7 +113,7 @@ def from_exit(returncode: int, stderr_tail: str, phase: str) -> Outcome:
         except ValueError:
             name = f"signal {-returncode}"
         what = f"killed by {name} during {phase}"
-        detail = {"signal": name, "phase": phase}
+        detail: dict[str, Any] = {"signal": name, "phase": phase}
     else:
         what = f"exited with code {returncode} during {phase} without reporting a result"
         detail = {"exit_code": returncode, "phase": phase}

@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,8 @@ def document(
     builds: dict[str, Any],
     wall_seconds: float,
     options: dict[str, Any],
-    fuzz: list[dict[str, Any]] = (),
-    harness_errors: list[dict[str, Any]] = (),
+    fuzz: Sequence[dict[str, Any]] = (),
+    harness_errors: Sequence[dict[str, Any]] = (),
     fuzz_collected: bool = False,
 ) -> dict[str, Any]:
     """The run's document. `fuzz`: the fuzz tests' records (same shape as cells), each outcome's detail holding its
@@ -98,7 +99,8 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
     if len(versions) > 1:
         raise ResultsError(f"cannot merge runs of different torch / triton versions: {sorted(versions)}")
-    merged, sources, left_out = {"cells": {}, "fuzz": {}}, [], 0
+    merged: dict[str, dict[str, Any]] = {"cells": {}, "fuzz": {}}
+    sources, left_out = [], 0
     for path, doc in docs:
         env = doc["environment"]
         run = Run.from_env(env)

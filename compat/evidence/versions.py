@@ -22,6 +22,9 @@ from ..matrix.cells import split_cell_id
 from .outcomes import Outcome, clip
 from .verdicts import ON_SOME_INPUTS, of_doc
 
+# (style, stage, device) -> version -> what is known of it there.
+Table = dict[tuple[str, str, str], dict[str, "Entry"]]
+
 DEVICES = ("cuda", "cpu", "cpu_interpret")
 GPU, CPU, DOCUMENTED = "GPU", "CPU", "documented"
 STATE_MARK = {
@@ -113,10 +116,10 @@ class Entry:
         return "partly" if self.passed else "fails"
 
 
-def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> dict[tuple, dict[str, Entry]]:
+def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> Table:
     """(style, stage, device) -> torch minor -> Entry, from results documents; rows citing upstream fill in
     versions no document measured."""
-    table: dict[tuple, dict[str, Entry]] = defaultdict(dict)
+    table: Table = defaultdict(dict)
     seen: dict[tuple, str] = {}
     for path, doc in docs:
         env = doc["environment"]
@@ -230,7 +233,7 @@ def chart_rows(table) -> list[tuple[str, str, str, str]]:
         for way, claim in claims.items():
             style = CHART_VIA.get(row, {}).get(way, way)
             found = _measured(table, style, stages) if style and stages else None
-            if found is None:
+            if found is None or not style:
                 continue
             measured, counts = found
             said = SAME_CLAIM.get(claim, claim)
@@ -397,7 +400,8 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
             + "</tr></thead><tbody>"
         ]
         for key in keys:
-            cells, before, kinds = [], None, {}  # before: the version whose causes a cell names instead of repeating
+            # before: the version whose causes a cell names instead of repeating
+            cells, before, kinds = [], None, {}  # type: list[str], str | None, dict[tuple[str, frozenset], int]
             for v in versions:
                 e = table[key].get(v)
                 if e is None:

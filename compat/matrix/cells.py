@@ -189,12 +189,9 @@ def parse_cell_id(cell_id: str, where: str) -> Cell:
     cell = split_cell_id(cell_id, where)
     for axis, name in cell.axes().items():
         check_names(axis, [name], f"{where}: cell {cell_id!r}")
-    if not applicable(cell):
-        raise RegistryError(
-            f"{where}: {cell_id!r} is not in the matrix: the style does not apply to the kernel, or "
-            f"the stage, device or dtype does not apply to them (see compat/matrix/cells.py, "
-            f"applicable)"
-        )
+    why = why_not_applicable(cell)
+    if why:
+        raise RegistryError(f"{where}: {cell_id!r} is not in the matrix: {why}")
     return cell
 
 

@@ -19,11 +19,13 @@ Every name is checked when declared: a bad declaration raises RegistryError nami
 the entry and the problem.
 """
 
+import builtins
 import inspect
 import itertools
 import re
 import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Callable, Optional, Union
 
 import torch
@@ -162,7 +164,7 @@ class Scalar:
             )
 
     @property
-    def kind(self) -> type:
+    def kind(self) -> builtins.type:  # the field `type` shadows the builtin here
         return self.type or type(self.default)
 
     def values(self) -> tuple:
@@ -252,7 +254,7 @@ class Backward:
     `mutates`: the backward's arguments it writes into (Liger's SwiGLU backward overwrites its saved inputs), which
     register_autograd's backward op declares as `mutates_args`."""
 
-    jit: object
+    jit: Any  # a triton.JITFunction
     launch: Callable
     mutates: tuple[str, ...] = ()
 
@@ -281,9 +283,20 @@ class Module:
         return f"Module({self.cls.__qualname__}, {', '.join(shown)})"
 
 
+def signed(fn: Callable, signature: inspect.Signature) -> Callable:
+    """`fn`, which inspect (and torch.library with it) now reads as having `signature`."""
+    fn.__signature__ = signature  # type: ignore[attr-defined]  # the attribute inspect.signature reads first
+    return fn
+
+
+def tensors_tuple(count: int) -> Any:
+    """`tuple[Tensor, ...]` of `count` tensors, as an annotation torch.library reads (built at run time)."""
+    return tuple.__class_getitem__((torch.Tensor,) * count)
+
+
 def _declared_in() -> str:
     """The module whose code declared the entry being built (the first frame outside this module)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame and frame.f_globals.get("__name__") in (__name__, "dataclasses", "<string>"):
         frame = frame.f_back
     return frame.f_globals.get("__name__", "?") if frame else "?"
@@ -443,7 +456,7 @@ class Contract:
                 annotation = Optional[a.kind] if a.optional else a.kind
                 params.append(inspect.Parameter(a.name, kind, annotation=annotation, default=a.default))
         returned = len(self.outputs) + len(getattr(self, "saved", ()))
-        returns = {0: None, 1: torch.Tensor}.get(returned, tuple[(torch.Tensor,) * returned])
+        returns = {0: None, 1: torch.Tensor}.get(returned, tensors_tuple(returned))
         return inspect.Signature(params, return_annotation=returns)
 
     def with_defaults(self, fn: Callable) -> Callable:
@@ -456,9 +469,8 @@ class Contract:
             bound.apply_defaults()
             return fn(*bound.args)
 
-        call.__signature__ = signature
         call.__name__ = call.__qualname__ = getattr(fn, "__name__", self.name)
-        return call
+        return signed(call, signature)
 
     def by_keyword(self, args) -> tuple[list, dict[str, Any]]:
         """Arguments in declaration order as a call passes them: positional, then those declared `keyword`."""
@@ -498,7 +510,7 @@ class Kernel(Contract):
     is the hidden activation).
     """
 
-    jit: object
+    jit: Any  # a triton.JITFunction (Triton ships no types)
     launch: Callable
     embedding: str = "op"
     meta: tuple[tuple[str, Any], ...] = ()
@@ -512,6 +524,20 @@ class Kernel(Contract):
     devices: Optional[tuple[str, ...]] = None  # None: every device a style can run it on
 
     what = "kernel"
+
+    @property
+    def tuning(self) -> Tunable:
+        """The tunable constexprs, for a style that needs them: it applies only where they are declared."""
+        if self.tunable is None:
+            raise RegistryError(f"kernel {self.name!r} declares no tunable constexprs, which its style needs")
+        return self.tunable
+
+    @property
+    def gradient(self) -> Backward:
+        """The backward kernel, for a style that needs one: it applies only where one is declared."""
+        if self.backward is None:
+            raise RegistryError(f"kernel {self.name!r} declares no backward kernel, which its style needs")
+        return self.backward
 
     def _problems(self):
         yield from super()._problems()
@@ -633,6 +659,10 @@ class Op(Contract):
         return super().features() | frozenset(k for k, v in have.items() if v)
 
 
+# An entry of the kernel axis: a bare kernel the styles wrap, or an op as shipped.
+Entry = Union[Kernel, Op]
+
+
 def check_schema(kernel: Kernel) -> None:
     """torch.library reads the op's signature; a mistyped one fails here, at declaration, not in every cell."""
     if "schema" not in kernel.features():
@@ -641,7 +671,7 @@ def check_schema(kernel: Kernel) -> None:
     def prototype(*args, **kwargs):
         raise NotImplementedError
 
-    prototype.__signature__ = kernel.signature()
+    signed(prototype, kernel.signature())
     try:
         infer_schema(prototype, mutates_args=kernel.mutates)
     except Exception as exc:  # noqa: BLE001 - torch's own words name the problem

@@ -6,7 +6,7 @@ multiplies each over every wrapping style it admits, stage, dtype and device.
 """
 
 import math
-from typing import Optional
+from typing import Optional, TypeVar
 
 import torch
 import triton
@@ -14,12 +14,15 @@ import triton.language as tl
 from torch import Tensor as TorchTensor
 
 from ..errors import RegistryError
-from .contract import Backward, Contract, Dim, Kernel, Op, Scalar, Shapes, Tensor, Tunable, check_schema
+from .contract import Backward, Dim, Entry, Kernel, Op, Scalar, Shapes, Tensor, Tunable, check_schema
 
-KERNELS: dict[str, Contract] = {}  # the kernel axis: bare kernels and ops as shipped, by name
+KERNELS: dict[str, Entry] = {}  # the kernel axis: bare kernels and ops as shipped, by name
 
 
-def _register(entry: Contract, kind: type, how: str) -> Contract:
+E = TypeVar("E", Kernel, Op)
+
+
+def _register(entry: E, kind: type, how: str) -> E:
     if not isinstance(entry, kind):
         raise RegistryError(f"{how}: expected a compat.{kind.__name__}, got {type(entry).__name__}")
     known = KERNELS.get(entry.name)

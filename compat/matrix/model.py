@@ -28,7 +28,7 @@ from ..errors import DeclarationError
 from .contract import GIVEN, Module, Tensor
 
 if TYPE_CHECKING:
-    from .contract import Contract as Kernel
+    from .contract import Entry
 
 IN_FEATURES, HIDDEN = 128, 64
 EXAMPLE_BATCH = 8  # the batch the sandwich is traced and exported with
@@ -42,7 +42,7 @@ def torch_device(device: str) -> str:
     return "cpu" if device.startswith("cpu") else device
 
 
-def as_function(kernel: "Kernel", fn: Callable, variants: list[dict] | None = None) -> Callable:
+def as_function(kernel: "Entry", fn: Callable, variants: list[dict] | None = None) -> Callable:
     """`fn` (the op, or the kernel's reference) as a function of the tensors a caller provides, returning the op's
     outputs as a tuple (the tensors it writes into, for an op that returns nothing), every variant's in turn (or
     those of `variants`). Scalars take their defaults, or each of their choices. An any-shape kernel is called with
@@ -51,7 +51,7 @@ def as_function(kernel: "Kernel", fn: Callable, variants: list[dict] | None = No
     return lambda *provided: call_variants(kernel, plans, fn, provided)
 
 
-def plan(kernel: "Kernel", variant: dict[str, Any]) -> tuple:
+def plan(kernel: "Entry", variant: dict[str, Any]) -> tuple:
     """How one variant's arguments are made from the provided tensors, as plain values (traced code meets no object
     of ours): per input, (how, its name, its value): "tensor" the provided one, "written" the provided one, which the
     op writes, "empty_like" / "clone" of the first tensor (an any-shape kernel's others), "value" a scalar or None."""
@@ -67,7 +67,7 @@ def plan(kernel: "Kernel", variant: dict[str, Any]) -> tuple:
     return tuple(steps)
 
 
-def call_variants(kernel: "Kernel", plans: list[tuple], fn: Callable, provided) -> tuple:
+def call_variants(kernel: "Entry", plans: list[tuple], fn: Callable, provided) -> tuple:
     """fn called once per variant; the outputs of all, in order. Between variants, an input the op writes into is
     a copy, so one variant's write is not the next one's input."""
     names, outputs = tuple(t.name for t in kernel.tensors), ()
@@ -90,14 +90,14 @@ def run_plan(names: tuple[str, ...], steps: tuple, provided, copy_written: bool 
     return args
 
 
-def arguments(kernel: "Kernel", provided, variant: dict[str, Any] | None = None) -> list:
+def arguments(kernel: "Entry", provided, variant: dict[str, Any] | None = None) -> list:
     """The op's arguments, in declaration order, from the tensors a caller provides (see as_function), for one
     variant of its choices (the defaults unless given)."""
     steps = plan(kernel, variant or kernel.variants()[0])
     return run_plan(tuple(t.name for t in kernel.tensors), steps, provided)
 
 
-def declared(kernel: "Kernel", fn: Callable, what: str) -> Callable:
+def declared(kernel: "Entry", fn: Callable, what: str) -> Callable:
     """A callback of the declaration (its reference, error_scale, Module class): what it raises is the
     declaration's fault, a harness error naming it, never the cell's outcome."""
 
@@ -141,7 +141,7 @@ class ShippedModule(torch.nn.Module):
     """A user's module as shipped, called with the declared arguments of each variant; its parameters are this
     model's (`module.<name>`), reached through `self`, as export and Dynamo lift them."""
 
-    def __init__(self, kernel: "Kernel", module: torch.nn.Module, variants: list[dict] | None = None):
+    def __init__(self, kernel: "Entry", module: torch.nn.Module, variants: list[dict] | None = None):
         super().__init__()
         self.module, self.kernel = module, kernel
         self.plans = [plan(kernel, v) for v in variants or kernel.variants()]
@@ -153,7 +153,7 @@ class ShippedModule(torch.nn.Module):
 class ReferenceModule(torch.nn.Module):
     """The declared reference over a copy of the shipped module's parameters (same names, so gradients compare)."""
 
-    def __init__(self, kernel: "Kernel", module: torch.nn.Module, variants: list[dict] | None = None):
+    def __init__(self, kernel: "Entry", module: torch.nn.Module, variants: list[dict] | None = None):
         super().__init__()
         self.module, self.kernel = module, kernel
         self.plans = [plan(kernel, v) for v in variants or kernel.variants()]
@@ -163,7 +163,7 @@ class ReferenceModule(torch.nn.Module):
         return call_variants(self.kernel, self.plans, functools.partial(self.reference, self.module), args)
 
 
-def shipped_module(kernel: "Kernel", spec: Module, dtype: str, device: str) -> torch.nn.Module:
+def shipped_module(kernel: "Entry", spec: Module, dtype: str, device: str) -> torch.nn.Module:
     """The user's module, made from the seed, its floating-point parameters drawn (or `init`), in the cell's dtype."""
     torch.manual_seed(SEED)
     module = declared(kernel, spec.cls, "Module class")(*spec.args, **spec.kwargs)
@@ -177,7 +177,7 @@ def shipped_module(kernel: "Kernel", spec: Module, dtype: str, device: str) -> t
     return module.to(device=torch_device(device), dtype=getattr(torch, dtype)).eval()
 
 
-def pair(kernel: "Kernel", op: Any, dtype: str, device: str, embedded: bool = True, variant: dict | None = None):
+def pair(kernel: "Entry", op: Any, dtype: str, device: str, embedded: bool = True, variant: dict | None = None):
     """The cell's model around the style's op, and the same model around the eager reference. `embedded=False`:
     the op alone even where the kernel's embedding is the sandwich (the fuzz tests'). `variant`: that variant of
     the declaration's choices alone (a gradient check runs each on inputs of its own: a backward may write into
@@ -219,7 +219,7 @@ def in_float64(reference: torch.nn.Module, args) -> tuple | None:
     return tuple(o.double() if isinstance(o, torch.Tensor) and o.is_floating_point() else o for o in outputs)
 
 
-def sandwich(kernel: "Kernel", fn: Callable, dtype: str, device: str, variants: list[dict] | None = None):
+def sandwich(kernel: "Entry", fn: Callable, dtype: str, device: str, variants: list[dict] | None = None):
     """The write-up's model around `fn` (the op, or the reference)."""
     function = as_function(kernel, fn, variants)
     torch.manual_seed(SEED)
@@ -230,7 +230,7 @@ def sandwich(kernel: "Kernel", fn: Callable, dtype: str, device: str, variants: 
     return model.to(device=torch_device(device), dtype=getattr(torch, dtype)).eval()
 
 
-def output_names(kernel: "Kernel") -> list[str]:
+def output_names(kernel: "Entry") -> list[str]:
     """How each of the model's outputs is called in a comparison: its index, after its variant where there are
     several (the first variant, the defaults, unnamed)."""
     count = len(kernel.outputs) or len(kernel.mutates)
@@ -241,9 +241,11 @@ def output_names(kernel: "Kernel") -> list[str]:
     ]
 
 
-def error_scales(kernel: "Kernel", reference_model: torch.nn.Module, provided) -> tuple:
+def error_scales(kernel: "Entry", reference_model: torch.nn.Module, provided) -> tuple:
     """The declared error_scale of every variant's arguments, one tensor per output, in the outputs' order; it
     takes the reference's parameters (a shipped module's first)."""
+    if kernel.error_scale is None:
+        raise DeclarationError(f"{kernel.module}: {kernel.what} {kernel.name!r} declares no error_scale")
     fn = declared(kernel, kernel.error_scale, "error_scale")
     if isinstance(reference_model, ReferenceModule):
         fn = functools.partial(fn, reference_model.module)
@@ -261,6 +263,8 @@ def make_input(batch: int, dtype: str, device: str) -> torch.Tensor:
 
 
 def shape_of(spec: Tensor, sizes: dict[str, int]) -> tuple[int, ...]:
+    if spec.dims is None:
+        raise DeclarationError(f"input {spec.name!r} declares no dims, so it has no shape at given sizes")
     return tuple(sizes[d] if isinstance(d, str) else d for d in spec.dims)
 
 
@@ -269,7 +273,8 @@ INTEGER_VALUES = (0, 8)  # an integer tensor's range where it declares none
 
 def integer_range(spec: Tensor, sizes: dict[str, int]) -> tuple[int, int]:
     """An integer tensor's [low, high), its bounds resolved (a bound may name a dim: targets of a vocabulary)."""
-    return tuple(sizes[b] if isinstance(b, str) else b for b in spec.values or INTEGER_VALUES)
+    low, high = (sizes[b] if isinstance(b, str) else b for b in spec.values or INTEGER_VALUES)
+    return low, high
 
 
 def in_domain(values: torch.Tensor, domain) -> torch.Tensor:
@@ -289,7 +294,7 @@ def bounded(domain) -> bool:
     return domain is not None and domain not in ("positive", "negative")
 
 
-def make_inputs(kernel: "Kernel", sizes: dict[str, int], dtype: str, device: str) -> tuple[torch.Tensor, ...]:
+def make_inputs(kernel: "Entry", sizes: dict[str, int], dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     """The op embedding's inputs at `sizes` (dimension name -> size): standard normal values from a seed that
     depends on the sizes, moved into the tensor's declared domain, in the cell's dtype unless the tensor declares
     its own (an integer one: uniform in its range)."""
@@ -306,23 +311,23 @@ def make_inputs(kernel: "Kernel", sizes: dict[str, int], dtype: str, device: str
     return tuple(out)
 
 
-def check_points(kernel: "Kernel") -> list[dict[str, int]]:
+def check_points(kernel: "Entry") -> list[dict[str, int]]:
     """The sizes every stage checks an op-embedded kernel at: the i-th check of every dim (a dim with fewer checks
     keeps its last)."""
     count = max([len(d.sizes()) for d in kernel.dims] + [1])
     return [{d.name: d.sizes()[min(i, len(d.sizes()) - 1)] for d in kernel.dims} for i in range(count)]
 
 
-def example_point(kernel: "Kernel") -> dict[str, int]:
+def example_point(kernel: "Entry") -> dict[str, int]:
     return {d.name: d.example for d in kernel.dims}
 
 
-def batched(kernel: "Kernel") -> bool:
+def batched(kernel: "Entry") -> bool:
     """Checked at batches: the sandwich, and an any-shape op alone (as a (batch, 64) hidden activation)."""
     return kernel.embedding == "sandwich" or kernel.any_shape
 
 
-def points(kernel: "Kernel") -> list:
+def points(kernel: "Entry") -> list:
     """The check points of the kernel's embedding: batches, or dim sizes."""
     return list(CHECK_BATCHES) if batched(kernel) else check_points(kernel)
 
@@ -334,7 +339,7 @@ def _hidden(batch: int, dtype: str, device: str, domain=None) -> torch.Tensor:
     return values.to(device=torch_device(device), dtype=getattr(torch, dtype))
 
 
-def inputs_at(kernel: "Kernel", point, dtype: str, device: str) -> tuple[torch.Tensor, ...]:
+def inputs_at(kernel: "Entry", point, dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     if kernel.embedding == "sandwich":
         return (make_input(point, dtype, device),)
     if kernel.any_shape:
@@ -346,17 +351,17 @@ def label(point) -> str:
     return f"batch {point}" if isinstance(point, int) else ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-def example(kernel: "Kernel"):
+def example(kernel: "Entry"):
     """The point export traces at: a batch, or dim sizes."""
     return EXAMPLE_BATCH if batched(kernel) else example_point(kernel)
 
 
-def example_inputs(kernel: "Kernel", dtype: str, device: str) -> tuple[torch.Tensor, ...]:
+def example_inputs(kernel: "Entry", dtype: str, device: str) -> tuple[torch.Tensor, ...]:
     """What export traces with."""
     return inputs_at(kernel, example(kernel), dtype, device)
 
 
-def dynamic_shapes(kernel: "Kernel", tops: dict[str, int] | None = None):
+def dynamic_shapes(kernel: "Entry", tops: dict[str, int] | None = None):
     """Export's dynamic dims for the model's inputs: the sandwich's batch, or the kernel's dynamic dims (one
     torch.export.Dim per name, shared by every tensor that has it; `tops` may lower their maximum)."""
     if batched(kernel):
@@ -365,7 +370,7 @@ def dynamic_shapes(kernel: "Kernel", tops: dict[str, int] | None = None):
     tops = tops or {}
     dims = {d.name: torch.export.Dim(d.name, min=d.min, max=tops.get(d.name, d.max)) for d in kernel.dims if d.dynamic}
     return op_dynamic_shapes(
-        [{axis: dims[d] for axis, d in enumerate(spec.dims) if d in dims} for spec in kernel.tensors]
+        [{axis: dims[d] for axis, d in enumerate(spec.dims or ()) if d in dims} for spec in kernel.tensors]
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from hypothesis import HealthCheck, settings
@@ -30,7 +30,7 @@ MAX_SPECIALS = 4
 
 # Profiles: `ci` is reproducible and bounded (derandomized, no database, no deadline: a compile takes seconds);
 # `thorough` explores more on the GPU runner. Both print a failing example's JSON through the fuzz outcome.
-PROFILES = {
+PROFILES: dict[str, dict[str, Any]] = {
     "ci": dict(max_examples=25, derandomize=True),
     "thorough": dict(max_examples=100, derandomize=False),
 }
@@ -289,13 +289,13 @@ def boundary_examples(kernel, dtype: str, exported: bool, budget: int = MAX_ELEM
         ]
     if exported:
         top = dynamic_max(kernel, budget)
-        sizes = [1, *(b for b in kernel.shapes.blocks + (top,) if b <= top)]
-        shapes = [tuple(n if d is None else d for d in kernel.shapes.exported) for n in sizes]
+        lengths = [1, *(b for b in kernel.shapes.blocks + (top,) if b <= top)]
+        shapes = [tuple(n if d is None else d for d in kernel.shapes.exported) for n in lengths]
     else:
         multiple = last_dim_multiple(kernel, dtype)
         rank = min(kernel.shapes.ranks)
-        sizes = [1, *(b + d for b in kernel.shapes.blocks for d in (-1, 1)), LARGE_SIZES[0]]
-        shapes = sorted({_fit([*[1] * (rank - 1), s], multiple, budget) for s in sizes})
+        lengths = [1, *(b + d for b in kernel.shapes.blocks for d in (-1, 1)), LARGE_SIZES[0]]
+        shapes = sorted({_fit([*[1] * (rank - 1), s], multiple, budget) for s in lengths})
     return [Example(shape, "contiguous", 0, 1.0, "mixed", specials) for shape in shapes]
 
 

@@ -21,7 +21,7 @@ from torch.testing._internal.two_tensor import TwoTensor
 from torch.utils.flop_counter import register_flop_formula
 
 from ..errors import RegistryError
-from .contract import MISSING_FEATURE, Contract, Kernel, Op, Tensor
+from .contract import MISSING_FEATURE, Entry, Kernel, Op, Tensor, signed, tensors_tuple
 from .kernels import KERNELS
 
 OP_NAMESPACE = "compat"
@@ -46,7 +46,7 @@ CANONICAL_STYLES = ("raw_jit", "triton_op", "custom_op", "autograd_function")
 class Style:
     name: str
     doc: str
-    build: Callable[[Kernel], Callable]
+    build: Callable[..., Callable]  # the kernel (an Op, for as_shipped) -> the op
     # A substring of the traced node's target; None: the op's own launches prove it (as_shipped).
     graph_marker: Callable[[Kernel], str] | None
     needs: frozenset[str] = frozenset()  # features() the style uses (a bare kernel's "triton" is added below)
@@ -88,18 +88,18 @@ class Style:
         """Launched outside any op: a traced graph holds the launch itself (the kernel-wrapper node)."""
         return self.graph_marker is _raw
 
-    def why_not(self, kernel: Contract) -> str | None:
+    def why_not(self, kernel: Entry) -> str | None:
         """Why the style does not apply to the kernel, or None when it does."""
         allowed = getattr(kernel, "styles", None)
         if allowed is not None and not (allowed(self) if callable(allowed) else self.name in allowed):
-            return kernel.styles_why or f"the kernel runs only the styles {', '.join(allowed)}"
+            return getattr(kernel, "styles_why", "") or f"the kernel runs only the styles {', '.join(allowed)}"
         missing = sorted(self.needs - kernel.features())
         return "; ".join(MISSING_FEATURE[m] for m in missing) or None
 
-    def applies_to(self, kernel: Contract) -> bool:
+    def applies_to(self, kernel: Entry) -> bool:
         return self.why_not(kernel) is None
 
-    def why_not_in(self, stage: str, kernel: Contract) -> str | None:
+    def why_not_in(self, stage: str, kernel: Entry) -> str | None:
         """Why a stage does not apply to the kernel in this style (a feature the style needs there), or None."""
         need = dict(self.stage_needs).get(stage)
         return MISSING_FEATURE[need] if need and need not in kernel.features() else None
@@ -130,13 +130,13 @@ def _library_op(kernel: Kernel, style: str, impl):
 
 def _untuned_meta(kernel: Kernel) -> dict:
     """The launch constexprs no autotune config or heuristic chooses."""
-    return {k: v for k, v in kernel.meta if k not in kernel.tunable.names}
+    return {k: v for k, v in kernel.meta if k not in kernel.tuning.names}
 
 
 def _autotuned(jit, kernel: Kernel, over_tunables: bool = True, pre_hook=None, **autotune):
     """`@triton.autotune` over the tunables' configs (each with `pre_hook`, if given), keyed on the declared sizes;
     `autotune`: its other arguments (prune_configs_by, restore_value, reset_to_zero)."""
-    tunable = kernel.tunable
+    tunable = kernel.tuning
     if over_tunables:
         configs = tunable.triton_configs(pre_hook)
     else:  # the tunables are someone else's to choose (a heuristic): autotune the warps
@@ -147,7 +147,7 @@ def _autotuned(jit, kernel: Kernel, over_tunables: bool = True, pre_hook=None, *
 def _heuristic(jit, kernel: Kernel):
     """Each tunable constexpr: the smallest config's value while the first key argument is at most the threshold,
     else the largest's (a heuristic that reads a size, as real ones do)."""
-    tunable = kernel.tunable
+    tunable = kernel.tuning
     size = tunable.key[0]
     small, large = tunable.smallest(), tunable.largest()
     return triton.heuristics(
@@ -161,9 +161,9 @@ def _heuristic(jit, kernel: Kernel):
 def _constant_heuristic(jit, kernel: Kernel):
     """Each tunable constexpr: the kernel's own launch value (the largest config's where it declares none),
     whatever the arguments: a heuristic that reads no size."""
-    own, large = dict(kernel.meta), kernel.tunable.largest()
+    own, large = dict(kernel.meta), kernel.tuning.largest()
     return triton.heuristics(
-        {name: (lambda value: lambda args: value)(own.get(name, large[name])) for name in kernel.tunable.names}
+        {name: (lambda value: lambda args: value)(own.get(name, large[name])) for name in kernel.tuning.names}
     )(jit)
 
 
@@ -209,6 +209,8 @@ def _triton_op_cpu_fallback(kernel: Kernel):
 def _triton_op_flops(kernel: Kernel):
     op = _triton_op(kernel, "triton_op_flops")
 
+    if kernel.flops is None:
+        raise RegistryError(f"kernel {kernel.name!r} declares no FLOP formula, which triton_op_flops needs")
     flops = kernel.with_defaults(kernel.flops)
 
     @register_flop_formula(getattr(torch.ops, OP_NAMESPACE).__getattr__(op_name(kernel, "triton_op_flops")))
@@ -299,7 +301,7 @@ def _heuristics_constant_triton_op(kernel: Kernel):
 
 def _do_not_specialize_triton_op(kernel: Kernel):
     # The kernel jitted anew with its size arguments (the autotune key) left unspecialised: no ==1 or %16 variant.
-    jit = triton.jit(kernel.jit.fn, do_not_specialize=list(kernel.tunable.key))
+    jit = triton.jit(kernel.jit.fn, do_not_specialize=list(kernel.tuning.key))
     return _library_op(kernel, "do_not_specialize_triton_op", _launcher(kernel, jit, wrap=True))
 
 
@@ -365,7 +367,7 @@ def _named_parameters(kernel: Kernel, body: Callable) -> Callable:
 
 
 def _autograd_function(kernel: Kernel, wrap: bool = False):
-    bwd = kernel.backward
+    bwd = kernel.gradient
     meta = dict(kernel.meta)
     launched = (lambda jit: wrap_triton(jit)) if wrap else (lambda jit: jit)
 
@@ -390,12 +392,11 @@ def _autograd_function(kernel: Kernel, wrap: bool = False):
     def apply(*args):
         return KernelFunction.apply(*args)
 
-    apply.__signature__ = kernel.signature()
-    return apply
+    return signed(apply, kernel.signature())
 
 
 def _register_autograd(kernel: Kernel):
-    bwd = kernel.backward
+    bwd = kernel.gradient
     meta = dict(kernel.meta)
     op = _triton_op(kernel, "register_autograd")
     forward = kernel.signature()
@@ -404,7 +405,7 @@ def _register_autograd(kernel: Kernel):
         inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=torch.Tensor)
         for name in (*kernel.saved, *(f"grad_{o}" for o in kernel.outputs))
     ]
-    returns = torch.Tensor if len(differentiable) == 1 else tuple[(torch.Tensor,) * len(differentiable)]
+    returns = torch.Tensor if len(differentiable) == 1 else tensors_tuple(len(differentiable))
 
     def backward_impl(*args):
         grads = tuple(bwd.launch(wrap_triton(bwd.jit), meta, *args))
@@ -412,9 +413,12 @@ def _register_autograd(kernel: Kernel):
         grads = tuple(g.clone() if any(g is a for a in args) else g for g in grads)
         return grads[0] if len(grads) == 1 else grads
 
-    backward_impl.__signature__ = inspect.Signature(
-        [p.replace(default=inspect.Parameter.empty) for p in forward.parameters.values()] + tensor_params,
-        return_annotation=returns,
+    signed(
+        backward_impl,
+        inspect.Signature(
+            [p.replace(default=inspect.Parameter.empty) for p in forward.parameters.values()] + tensor_params,
+            return_annotation=returns,
+        ),
     )
     backward_op = triton_op(
         f"{OP_NAMESPACE}::{op_name(kernel, 'register_autograd')}_backward", mutates_args=bwd.mutates

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import configparser
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -21,9 +22,18 @@ from ..evidence.baseline import neighbours
 from ..evidence.expectations import Expectations, Run, accept, dump, measured_on
 from ..evidence.outcomes import Outcome
 from ..matrix.cases import import_cases, installed_case_modules
-from ..matrix.cells import check_names, gated_kernels, in_matrix, matrix, parse_cell_id
+from ..matrix.cells import (
+    check_names,
+    gated_kernels,
+    in_matrix,
+    matrix,
+    parse_cell_id,
+    split_cell_id,
+    why_not_applicable,
+)
 from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, page, report, upgrade
+from ..report import describe as described
 from . import schedule
 from .doctor import main as doctor
 from .environment import describe, machine_label
@@ -363,6 +373,29 @@ def _coverage(args: argparse.Namespace) -> int:
     return FOUND if args.fail_undeclared and any(coverage.undeclared(ns) for ns in args.namespaces) else OK
 
 
+def _describe(args: argparse.Namespace) -> int:
+    kernels = gated_kernels(args.repository_cases)
+    if args.cell is None:
+        out = Path(args.out_dir) / described.AXES_DOC
+        _writable(out, "--out-dir")
+        write_atomic(out, described.axes_markdown(kernels))
+        print(out)
+        return OK
+    cell = split_cell_id(args.cell, "python -m compat describe")
+    for axis, name in cell.axes().items():
+        check_names(axis, [name], f"python -m compat describe: cell {args.cell!r}")
+    if why_not_applicable(cell):  # a question worth its answer: what the cell would be, and why it is not there
+        print("\n".join(described.cell_lines(cell, None, None, [])))
+        return OK
+    ini = _ini_file(Path.cwd())
+    root = ini.parent if ini else Path.cwd()
+    paths = args.results or sorted(os.path.relpath(p) for p in (root / "results").glob("*.json*"))
+    docs = [(p, results.load(p)) for p in paths]
+    exp = Expectations.for_run(args.repository_expectations or ROOT / "expectations.yaml", named=False)
+    print("\n".join(described.cell_lines(cell, exp, Run.from_env(describe()), docs)))
+    return OK
+
+
 def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     """Run the parsed command; `extra`: the arguments `run` passes on to pytest."""
     if args.command == "run":
@@ -381,4 +414,5 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
         "coverage": _coverage,
         "shard": _shard,
         "cells": _cells,
+        "describe": _describe,
     }[args.command](args)
