@@ -151,6 +151,7 @@ def test_a_results_file_as_the_baseline_compares_outcomes_and_numerics(tmp_path)
     assert base.compare(skipped, Outcome("passed")) == (None, None)  # skipped there: nothing to compare with
 
 
+@pytest.mark.slow
 def test_a_run_without_rows_fails_only_on_what_changed_and_writes_the_changes(mine):  # noqa: F811
     # The rows were measured on a torch "below" this one (0.1), so this run is an upgrade without rows of its own.
     import torch
@@ -283,6 +284,7 @@ def test_accept_never_widens_a_row_over_a_version_recorded_in_between(tmp_path):
     assert again.lookup(ID, run).row["triton"] == "==3.6.*"
 
 
+@pytest.mark.slow
 def test_a_baseline_that_is_no_results_file_stops_the_run_before_any_cell(project):  # noqa: F811
     result = project.runpytest_subprocess(
         "-p", "no:cacheprovider", "--compat-kernels=silu", "--compat-baseline=missing.json", "test_matrix.py"

@@ -23,6 +23,7 @@ def browser():
     driver.quit()
 
 
+@pytest.mark.slow
 def test_the_versions_page_of_the_committed_results_reads_in_a_browser(browser, tmp_path):
     from selenium.webdriver.common.by import By
 
@@ -66,6 +67,7 @@ def first_cell(title: str) -> str:
     return re.sub(r"\{([^,}]+)[^}]*\}", r"\1", first)
 
 
+@pytest.mark.slow
 def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser):
     from selenium.webdriver.common.by import By
 
@@ -105,6 +107,7 @@ def test_the_support_matrix_fits_the_window_and_keeps_its_labels(browser):
     aoti.click()
 
 
+@pytest.mark.slow
 def test_a_click_on_a_fuzz_proven_wrong_cell_shows_its_falsifying_example(browser, committed):
     from selenium.webdriver.common.by import By
 
@@ -124,6 +127,7 @@ def test_a_click_on_a_fuzz_proven_wrong_cell_shows_its_falsifying_example(browse
     assert not panel.is_displayed()
 
 
+@pytest.mark.slow
 def test_the_answers_come_first_and_nothing_scrolls_sideways_at_1000_px(browser, committed):
     from selenium.webdriver.common.by import By
 
@@ -140,12 +144,14 @@ def test_the_answers_come_first_and_nothing_scrolls_sideways_at_1000_px(browser,
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
 
 
+@pytest.mark.slow
 def test_the_index_is_the_answer_at_most_8000_px_tall_at_1600_px(browser, committed):
     page, _ = committed
     browser.get(page.as_uri())  # the fixture's window: 1600 px wide
     assert browser.execute_script("return document.documentElement.scrollHeight") <= 8000
 
 
+@pytest.mark.slow
 def test_the_measured_chart_is_the_first_table_and_fits_one_screen_at_1000_px(browser, committed):
     from selenium.webdriver.common.by import By
 
@@ -167,6 +173,7 @@ QUESTIONS = {  # which style gives me ...
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_the_recommendation_answers_which_style_to_use_as_python_does(browser, committed, question):
     from selenium.webdriver.common.by import By
@@ -200,6 +207,7 @@ def test_the_recommendation_answers_which_style_to_use_as_python_does(browser, c
         assert all(c["outcome"]["kind"] == "passed" for c in cells), answer.style
 
 
+@pytest.mark.slow
 def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committed):
     from selenium.webdriver.common.by import By
 
@@ -228,6 +236,7 @@ def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committ
     assert "first call" in title and "; steady " in title
 
 
+@pytest.mark.slow
 def test_the_tutorials_chart_is_quoted_row_for_row(browser, committed):
     """Each row of the chart as the tutorial words it, beside what the run measured for it."""
     from selenium.webdriver.common.by import By
@@ -242,6 +251,7 @@ def test_the_tutorials_chart_is_quoted_row_for_row(browser, committed):
     assert rows and {r[0] for r in rows} <= {claim[0] for claim in versions.CHART}  # the tutorial's words, not ours
 
 
+@pytest.mark.slow
 def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -275,6 +285,7 @@ def _github_pages():
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", _github_pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_table_is_wider_than_githubs_column(browser, tmp_path, page):
     from selenium.webdriver.common.by import By

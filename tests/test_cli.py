@@ -87,6 +87,7 @@ def test_help_describes_the_tool_the_diff_arguments_and_the_forwarded_options(ca
     assert "--compat-stages" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_version_and_the_installed_script_name_itself(tmp_path):
     out = subprocess.run([sys.executable, "-m", "compat", "--version"], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == f"triton-export-compat {__version__}"

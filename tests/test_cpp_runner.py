@@ -54,6 +54,7 @@ def runner(launcher, tmp_path_factory) -> str:
     return built.detail["path"]
 
 
+@pytest.mark.slow
 def test_the_runner_runs_a_cpu_package_from_cpp_and_matches_eager(launcher, runner, tmp_path):
     canary = run_canary(launcher, tmp_path / "canary", "cpu")
     assert canary.kind == "passed", canary.summary()
@@ -63,6 +64,7 @@ def test_the_runner_runs_a_cpu_package_from_cpp_and_matches_eager(launcher, runn
     assert comparison["ok"] and comparison["max_abs_err"] <= 1e-4
 
 
+@pytest.mark.slow
 def test_an_opaque_custom_op_cannot_run_from_cpp_and_says_so(runner, tmp_path):
     package = tmp_path / "opaque.pt2"
     made = subprocess.run(
@@ -79,6 +81,7 @@ def test_an_opaque_custom_op_cannot_run_from_cpp_and_says_so(runner, tmp_path):
     assert report["phase"] == outcome.detail["runner_phase"]
 
 
+@pytest.mark.slow
 def test_a_file_that_is_no_package_fails_the_load_with_the_loaders_message(runner, tmp_path):
     bogus = tmp_path / "bogus.pt2"
     bogus.write_bytes(b"not a zip")
@@ -88,12 +91,14 @@ def test_a_file_that_is_no_package_fails_the_load_with_the_loaders_message(runne
     assert "Exception raised from" not in outcome.message  # no C++ backtrace: a stable fragment
 
 
+@pytest.mark.slow
 def test_inputs_the_runner_cannot_read_are_the_harnesss_error_not_the_cells(runner, tmp_path, monkeypatch):
     monkeypatch.setattr(torch, "save", lambda obj, path: Path(path).write_bytes(b"garbage"))
     with pytest.raises(RuntimeError, match="could not read its inputs"):
         cpp.run_package(runner, "unused.pt2", [(torch.randn(1),)], "cpu", tmp_path, 60.0)
 
 
+@pytest.mark.slow
 def test_a_runner_killed_by_a_signal_is_a_crash(tmp_path):
     fake = tmp_path / "runner.sh"
     fake.write_text("#!/bin/sh\nkill -SEGV $$\n")
@@ -116,6 +121,7 @@ def test_a_missing_compiler_is_named_with_its_remedy(tmp_path, monkeypatch):
     assert "C++ compiler '/nonexistent/c++' not found" in outcome.message and "set CXX" in outcome.message
 
 
+@pytest.mark.slow
 def test_a_compiler_that_fails_is_reported_with_its_own_message(tmp_path, monkeypatch):
     broken = tmp_path / "broken-cxx"
     broken.write_text("#!/bin/sh\necho 'fatal error: torch/csrc/something.h: No such file' >&2\nexit 1\n")
@@ -126,6 +132,7 @@ def test_a_compiler_that_fails_is_reported_with_its_own_message(tmp_path, monkey
     assert not (tmp_path / "runner").exists()
 
 
+@pytest.mark.slow
 def test_the_doctor_names_a_missing_toolchain_and_exits_1(tmp_path):
     env = {**os.environ, "CXX": "/nonexistent/c++"}
     done = subprocess.run(

@@ -27,6 +27,7 @@ def assert_no_false_failure(doc):
     assert not [c["id"] for c in shipped if c["outcome"]["error_type"] == "MissingKernelNode"]
 
 
+@pytest.mark.slow
 def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp_path):
     repo = tmp_path / "my_kernels"
     shutil.copytree(EXAMPLE, repo)
@@ -55,6 +56,7 @@ def test_the_example_repository_gates_its_own_kernel_on_its_own_expectations(tmp
         assert out.returncode == (1 if changed or doc["summary"]["fuzz"]["unexpected"] else 0), out.stdout[-3000:]
 
 
+@pytest.mark.slow
 def test_the_cli_knows_the_repositorys_own_kernels_from_its_ini(tmp_path):
     repo = tmp_path / "my_kernels"
     shutil.copytree(EXAMPLE, repo)
@@ -111,6 +113,7 @@ def test_the_examples_ops_as_shipped_on_the_gpu_pass_where_traced_and_are_never_
     assert compiled == set(SHIPPED)
 
 
+@pytest.mark.slow
 def test_the_liger_repository_gates_liger_kernel_as_its_users_call_it_on_the_cpu(tmp_path):
     pytest.importorskip("liger_kernel", reason="liger-kernel is not installed (.ci/run installs its pin, 0.8.5)")
     repo = tmp_path / "liger_kernel"

@@ -4,6 +4,7 @@ examples, reported with a command that reproduces them."""
 
 import json
 
+import pytest
 import torch
 
 from compat.child.fuzz import fuzz
@@ -54,6 +55,7 @@ def test_a_clear_refusal_of_non_contiguous_inputs_passes_and_is_counted_per_layo
     assert "must be contiguous" in next(iter(outcome.detail["tally"]["refusals"].values()))
 
 
+@pytest.mark.slow  # 30 s of Hypothesis in-process
 def test_reading_past_a_view_is_a_mismatch_with_a_reproducer_that_reproduces():
     outcome = run(raw_pointer)
     assert outcome.kind == "mismatch", outcome.summary()
@@ -71,6 +73,7 @@ def test_nan_where_eager_has_none_is_caught_and_nan_eager_puts_must_come_out():
     assert outcome.kind == "mismatch" and "NaN" in outcome.summary()
 
 
+@pytest.mark.slow  # 30 s of Hypothesis in-process
 def test_an_unclear_error_or_a_refused_contiguous_input_fails():
     def unclear(x):
         if not x.is_contiguous():
@@ -105,6 +108,7 @@ def test_a_recorded_example_is_replayed_first_so_a_known_finding_is_found_every_
     assert outcome.kind == "mismatch" and tuple(outcome.detail["example"]["shape"]) == rare.shape
 
 
+@pytest.mark.slow
 def test_the_reproducer_command_reruns_one_example_in_the_cells_environment():
     import subprocess
     import sys

@@ -65,6 +65,7 @@ def interpreted(project, monkeypatch):
     return project
 
 
+@pytest.mark.slow
 def test_a_backward_kernel_bug_fails_the_cpu_gate_where_eager_forward_passes(interpreted):
     interpreted.makepyfile(square_cases=SQUARE)
     interpreted.makeini("[pytest]\ncompat_cases = square_cases\n")
@@ -114,6 +115,7 @@ register_op(Op(name="scaled_mul", doc="a * b * scale, its backward writing into 
 TRAINING = "eager,eager_backward,compile_backward,compile_dynamic_backward"
 
 
+@pytest.mark.slow
 def test_an_op_whose_backward_writes_into_its_saved_inputs_is_judged_on_what_it_computes(project):
     project.makepyfile(saved_cases=WRITES_SAVED)
     project.makeini("[pytest]\ncompat_cases = saved_cases\n")
@@ -203,6 +205,7 @@ register_op(Op(name="gelu_sigmoid", doc="tanh-GELU as z * sigmoid(2u)", shipped=
 """
 
 
+@pytest.mark.slow
 def test_a_first_accept_fuzzes_so_accept_then_gate_is_green_for_an_op_more_accurate_than_eager(project):
     project.makepyfile(gelu_cases=ACCURATE_GELU)
     project.makeini("[pytest]\ncompat_cases = gelu_cases\n")
@@ -221,6 +224,7 @@ def test_a_first_accept_fuzzes_so_accept_then_gate_is_green_for_an_op_more_accur
     project.runpytest_subprocess(*args).assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_a_first_accept_records_what_the_fuzz_tests_find(project):
     wrong_on_views = ACCURATE_GELU.replace(
         "def gelu_sigmoid(x):",
@@ -299,6 +303,7 @@ def test_where_a_declared_error_scale_overflows_the_dtype_the_reference_need_not
     assert not compare_elementwise(torch.tensor([1.0, float("nan"), 2.0]), eager, "mm", terms, ref64=ref64)["ok"]
 
 
+@pytest.mark.slow
 def test_a_reproducer_reruns_a_users_op_from_their_repository(project):
     """The command a finding prints runs in a child that imports the repository's cases, as the run's children do."""
     import subprocess

@@ -23,18 +23,21 @@ def _run(launcher, tmp_path, name, timeout=120.0, **args):
     return launcher.run(f"test_{name}", args, workdir=tmp_path / name, env={}, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_phase_outcomes_in_order(launcher, tmp_path):
     result = _run(launcher, tmp_path, "passes")
     assert list(result.phases) == ["work"]
     assert result.outcome("work").kind == "passed"
 
 
+@pytest.mark.slow
 def test_exception_is_the_phase_failure_with_its_type(launcher, tmp_path):
     outcome = _run(launcher, tmp_path, "raises").outcome("never")
     assert (outcome.kind, outcome.error_type, outcome.detail["phase"]) == ("failed", "KeyError", "work")
     assert "no such thing" in outcome.message
 
 
+@pytest.mark.slow
 def test_segfault_is_crashed_in_the_phase_it_began(launcher, tmp_path):
     result = _run(launcher, tmp_path, "segfaults")
     assert result.phases["first"].kind == "passed"
@@ -43,6 +46,7 @@ def test_segfault_is_crashed_in_the_phase_it_began(launcher, tmp_path):
     assert "Fatal Python error: Segmentation fault" in crashed.detail["stderr_tail"]  # faulthandler's stack
 
 
+@pytest.mark.slow
 def test_hang_is_timed_out_and_killed_with_its_own_children(launcher, tmp_path):
     marker = tmp_path / "pids"
     start = time.monotonic()
@@ -55,6 +59,7 @@ def test_hang_is_timed_out_and_killed_with_its_own_children(launcher, tmp_path):
         assert _gone(pid), f"process {pid} outlived its timeout"
 
 
+@pytest.mark.slow
 def test_a_child_that_crashes_while_writing_its_stacks_still_timed_out(launcher, tmp_path):
     outcome = _run(launcher, tmp_path, "crashes_when_asked_for_stacks", timeout=3).outcome("work")
     assert (outcome.kind, outcome.detail["phase"]) == ("timed_out", "work")
@@ -74,11 +79,13 @@ def _gone(pid: int, within: float = 10.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_exit_without_result_is_crashed_with_exit_code(launcher, tmp_path):
     outcome = _run(launcher, tmp_path, "exits").outcome("work")
     assert (outcome.kind, outcome.detail["exit_code"]) == ("crashed", 3)
 
 
+@pytest.mark.slow
 def test_an_exception_outside_every_phase_is_a_harness_error_with_its_cause(launcher, tmp_path):
     with pytest.raises(HarnessError, match="LookupError: a bug of the harness, outside every phase"):
         _run(launcher, tmp_path, "escapes").outcome("work")
@@ -86,12 +93,14 @@ def test_an_exception_outside_every_phase_is_a_harness_error_with_its_cause(laun
         _run(launcher, tmp_path, "nosuch").outcome("work")
 
 
+@pytest.mark.slow
 def test_each_task_starts_from_a_clean_process(launcher, tmp_path):
     first = _run(launcher, tmp_path / "a", "globals", value="first").outcome("work")
     second = _run(launcher, tmp_path / "b", "globals", value="second").outcome("work")
     assert first.detail["seen"] is None and second.detail["seen"] is None  # no task sees another's Python state
 
 
+@pytest.mark.slow
 def test_the_warm_server_is_started_once_and_fresh_children_once_each(tmp_path):
     forked = Launcher(tmp_path / "f", "forked", imports=("tests.children",))
     fresh = Launcher(tmp_path / "s", "fresh", imports=("tests.children",))
@@ -105,6 +114,7 @@ def test_the_warm_server_is_started_once_and_fresh_children_once_each(tmp_path):
         fresh.close()
 
 
+@pytest.mark.slow
 def test_libstdcxx_crash_on_aoti_load_gets_the_remedy(tmp_path, monkeypatch):
     monkeypatch.delenv("LD_PRELOAD", raising=False)
     launcher = Launcher(tmp_path, imports=("tests.children",))

@@ -67,6 +67,7 @@ def collected_kernels(project, *args) -> set[str]:
     return {line.split("[", 1)[1].split("-", 1)[0] for line in result.stdout.lines if "test_cell[" in line}
 
 
+@pytest.mark.slow
 def test_a_repository_gates_its_own_kernels_unless_it_names_the_suites(mine):
     assert collected_kernels(mine) == {"mine"}  # not the suite's 5,000 cells on a user's first run
     assert collected_kernels(mine, "--compat-kernels=silu") == {"silu"}  # named, any registered kernel runs
@@ -74,6 +75,7 @@ def test_a_repository_gates_its_own_kernels_unless_it_names_the_suites(mine):
     assert {"mine", "silu", "matmul"} <= collected_kernels(mine)
 
 
+@pytest.mark.slow
 def test_cases_that_declare_nothing_are_a_usage_error(project):
     project.makepyfile(empty_cases="")
     project.makeini("[pytest]\ncompat_cases = empty_cases\n")
@@ -87,6 +89,7 @@ def test_cases_that_declare_nothing_are_a_usage_error(project):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_a_run_whose_every_cell_was_skipped_fails_saying_it_checked_nothing(project):
     # A GPU runner that lost its GPU: the CUDA cells it is given all skip. Green would hide that the gate ran nothing.
@@ -102,6 +105,7 @@ def test_a_run_whose_every_cell_was_skipped_fails_saying_it_checked_nothing(proj
     assert result.ret == pytest.ExitCode.OK and "NOTHING RAN" not in result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_a_device_this_run_names_but_cannot_use_is_a_usage_error(project):
     result = project.runpytest_subprocess(
@@ -115,6 +119,7 @@ def run(pytester, *args, tests=("test_matrix.py",)):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *ONE_CELL, *tests, *args)
 
 
+@pytest.mark.slow
 def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
     result = run(project, "--compat-results=out/r.json")
@@ -128,6 +133,7 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
     assert not Path(doc["options"]["run_dir"]).exists()  # a green run leaves no packages or caches behind
 
 
+@pytest.mark.slow
 def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
     expect(
         project,
@@ -158,6 +164,7 @@ def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
     assert Path(kept.split(": ", 1)[1]).is_dir()  # a failed run keeps its logs
 
 
+@pytest.mark.slow
 def test_a_cell_with_no_expectation_fails_then_accept_records_it(mine):
     def run_mine(*args):
         return mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", *args)
@@ -174,6 +181,7 @@ def test_a_cell_with_no_expectation_fails_then_accept_records_it(mine):
     run_mine().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_the_suites_own_kernels_are_gated_on_the_suites_rows_behind_the_projects_own(mine):
     # The project's file has rows only for its own kernel; the suite's cell finds the suite's rows.
     expect(mine, {MINE: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
@@ -193,6 +201,7 @@ def test_the_suites_own_kernels_are_gated_on_the_suites_rows_behind_the_projects
     }
 
 
+@pytest.mark.slow
 def test_malformed_expectations_fail_before_collection_naming_file_and_entry(project):
     expect(
         project, {"silu-bogus-eager-bfloat16-cpu": [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]}
@@ -208,6 +217,7 @@ def test_malformed_expectations_fail_before_collection_naming_file_and_entry(pro
     assert not (project.path / "r.json").exists()
 
 
+@pytest.mark.slow
 def test_unknown_name_on_the_command_line_lists_valid_names(project):
     expect(project, {})
     result = project.runpytest_subprocess("--compat-stages=export")
@@ -220,6 +230,7 @@ def test_unknown_name_on_the_command_line_lists_valid_names(project):
     )
 
 
+@pytest.mark.slow
 def test_valid_names_that_select_no_cell_are_a_usage_error(project):
     expect(project, {})
     result = project.runpytest_subprocess(
@@ -230,6 +241,7 @@ def test_valid_names_that_select_no_cell_are_a_usage_error(project):
     assert not (project.path / "r.json").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_results_path_fails_before_any_cell_runs(project):
     expect(project, {})
     (project.path / "blocker").write_text("a file, not a folder")
@@ -239,6 +251,7 @@ def test_unwritable_results_path_fails_before_any_cell_runs(project):
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_hygiene_fails_a_test_that_leaks_compiler_config(project):
     project.makeconftest('pytest_plugins = ("compat.plugin", "tests.hygiene")')
     project.makepyfile(
@@ -266,6 +279,7 @@ def test_restores():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["kernels", "child"])
 def test_triton_kernels_are_shared_by_the_run_and_inductor_caches_are_each_childs_own(project, mode):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
@@ -295,6 +309,7 @@ def test_triton_kernels_are_shared_by_the_run_and_inductor_caches_are_each_child
     assert doc["summary"]["stage_families"]["probe"]["cells"] == 2
 
 
+@pytest.mark.slow
 def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     expect(project, {})
     cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op", "custom_op")]
@@ -323,6 +338,7 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     result.stderr.fnmatch_lines(["*--compat-durations: *missing.json*no cell was run*"])
 
 
+@pytest.mark.slow
 def test_cells_file_runs_only_the_listed_cells(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
     (project.path / "cells.txt").write_text(f"{CELL}\n")
@@ -336,6 +352,7 @@ def test_cells_file_runs_only_the_listed_cells(project):
     result.stderr.fnmatch_lines(["*--compat-cells cells.txt: 'silu-raw_jit-eager-float32-cpu' is not in the matrix*"])
 
 
+@pytest.mark.slow
 def test_a_passing_cell_is_fuzzed_and_its_example_count_lands_in_the_results(project):
     expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
     result = run(project, "--compat-results=r.json", tests=("test_matrix.py", "test_fuzz.py"))
@@ -350,6 +367,7 @@ def test_a_passing_cell_is_fuzzed_and_its_example_count_lands_in_the_results(pro
     result.stdout.fnmatch_lines(["*fuzz (ci profile): 1 cells, * generated examples; 1 passes; 0 unexpected*"])
 
 
+@pytest.mark.slow
 def test_only_cells_expected_to_pass_here_are_fuzzed_and_a_run_that_fuzzed_nothing_says_so(project):
     expect(
         project,
@@ -374,6 +392,7 @@ def test_only_cells_expected_to_pass_here_are_fuzzed_and_a_run_that_fuzzed_nothi
     assert doc["fuzz"] == [] and doc["summary"]["fuzz"]["collected"]
 
 
+@pytest.mark.slow
 def test_a_version_without_rows_runs_every_cell_under_xdist_and_reports_no_expectation(mine, monkeypatch):
     # Rows for another torch only, as after an upgrade: no cell is expected to pass, so the fuzz tests' parameter
     # set is empty. Under xdist that placeholder (NOTSET) once crashed the scheduler before any cell ran.
@@ -410,6 +429,7 @@ register_kernel(Kernel(name="my_silu", doc="a user's kernel, declared where the 
 """
 
 
+@pytest.mark.slow
 def test_a_cell_the_child_cannot_resolve_is_a_harness_error_never_an_outcome_or_accepted(project):
     project.makeconftest('pytest_plugins = ("compat.plugin",)\n' + USER_KERNEL)
     expect(project, {})
@@ -438,6 +458,7 @@ def test_a_cell_the_child_cannot_resolve_is_a_harness_error_never_an_outcome_or_
     ]
 
 
+@pytest.mark.slow
 def test_an_unknown_fuzz_profile_is_a_usage_error(project, monkeypatch):
     expect(project, {})
     monkeypatch.setenv("COMPAT_HYPOTHESIS_PROFILE", "fast")
@@ -501,6 +522,7 @@ def _processes_with(text: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_run_stops_every_child_writes_what_it_measured_and_leaves_nothing_running(project, signum):
@@ -564,6 +586,7 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow
 def test_the_installed_plugin_is_inert_where_no_one_asks_for_it(pytester, monkeypatch):
     # A repository with the package installed but no compat_cases and no --compat option: the plugin (loaded through
     # its pytest11 entry point) writes nothing, starts nothing, and leaves -n auto to xdist.
@@ -580,6 +603,7 @@ def test_the_installed_plugin_is_inert_where_no_one_asks_for_it(pytester, monkey
     asked.stdout.fnmatch_lines(["*the triton-export-compat plugin is off in this repository: name the modules*"])
 
 
+@pytest.mark.slow
 def test_shards_balanced_by_recorded_seconds_merge_into_the_results_of_one_run(project):
     """`shard` splits the matrix by a run's durations; the shards run apart and `merge` gives that run's results."""
     cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op")]
@@ -633,6 +657,7 @@ def test_shards_balanced_by_recorded_seconds_merge_into_the_results_of_one_run(p
     assert len(outcomes("whole.json")["fuzz"]) == 2
 
 
+@pytest.mark.slow
 def test_an_accept_that_cannot_write_its_file_at_the_end_keeps_the_run_and_exits_3(mine):
     # Writable when the run began (checked), not at the end: the results come first and the error names the file.
     mine.makeconftest(
@@ -650,6 +675,7 @@ def test_an_accept_that_cannot_write_its_file_at_the_end_keeps_the_run_and_exits
     assert json.loads((mine.path / "r.json").read_text())["cells"][0]["id"] == MINE
 
 
+@pytest.mark.slow
 def test_a_read_only_expectations_file_stops_an_accept_before_any_cell_unless_allowed(mine):
     exp = mine.path / "expectations.yaml"
     exp.write_text("schema: 1\ncells: {}\n")

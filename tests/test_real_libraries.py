@@ -54,6 +54,7 @@ def _run(project, cases: str):
     return json.loads((project.path / "r.json").read_text())
 
 
+@pytest.mark.slow
 def test_an_op_called_by_keyword_with_an_input_left_out_and_a_domain_passes_as_its_users_call_it(project):
     doc = _run(project, GATED)
     outcomes = {c["id"]: c["outcome"]["kind"] for c in doc["cells"]}
@@ -61,6 +62,7 @@ def test_an_op_called_by_keyword_with_an_input_left_out_and_a_domain_passes_as_i
     assert doc["fuzz"] and {f["outcome"]["kind"] for f in doc["fuzz"]} == {"passed"}, doc["fuzz"]
 
 
+@pytest.mark.slow
 def test_without_its_domain_the_same_op_is_judged_on_inputs_it_was_never_written_for(project):
     doc = _run(project, GATED.replace(', domain="negative"', ""))
     eager = next(c for c in doc["cells"] if c["id"] == "gated_decay-as_shipped-eager-float32-cpu")

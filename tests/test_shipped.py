@@ -239,6 +239,7 @@ RECORD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_eager_records_what_each_kind_of_op_launched():
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": f"{EXAMPLE}{os.pathsep}{ROOT}"}
     out = subprocess.run([sys.executable, "-c", RECORD], env=env, capture_output=True, text=True, timeout=600)
@@ -270,6 +271,7 @@ register_op(Op(name="faulty", doc="an op whose reference is wrong", shipped=torc
 FAULTY_CELL = "faulty-as_shipped-eager-float32-cpu"
 
 
+@pytest.mark.slow
 def test_a_faulty_reference_is_a_harness_error_naming_the_declaration_never_an_outcome(project):
     project.makepyfile(faulty_cases=FAULTY)
     project.makeini("[pytest]\ncompat_cases = faulty_cases\n")
@@ -294,6 +296,7 @@ def test_a_faulty_reference_is_a_harness_error_naming_the_declaration_never_an_o
     assert not (project.path / "expectations.yaml").exists()  # nothing accepted
 
 
+@pytest.mark.slow
 def test_a_first_accept_creates_the_expectations_file_it_is_told_to_write(project):
     project.makepyfile(mine_cases=FAULTY.replace("x.no_such_method()", "torch.relu(x)"))
     project.makeini("[pytest]\ncompat_cases = mine_cases\n")
@@ -311,6 +314,7 @@ def test_a_first_accept_creates_the_expectations_file_it_is_told_to_write(projec
     assert rows[FAULTY_CELL.replace("float32", "*")][0]["outcome"] == "passed"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "reads",
     ["props = torch.cuda.get_device_properties(0)", "DEVICE = triton.runtime.driver.active.get_active_torch_device()"],
@@ -358,6 +362,7 @@ def test_a_module_the_warm_server_imports_that_touches_cuda_is_named_with_the_fi
     assert "name the module in compat_cases" in str(refused.value)
 
 
+@pytest.mark.slow
 def test_the_ini_says_children_start_fresh_and_a_cuda_reading_cases_module_then_runs(project):
     project.makepyfile(
         tutorial_cases="import torch\ntry:\n    torch.cuda.get_device_properties(0)\nexcept Exception:\n    pass\n"
@@ -396,6 +401,7 @@ register_op(Op(name="mine_double", doc="a declared op", shipped=double, referenc
 """
 
 
+@pytest.mark.slow
 def test_the_gate_fails_on_an_undeclared_op_of_a_namespace_it_must_cover(project):
     project.makepyfile(ns_cases=NAMESPACE)
     project.makeini("[pytest]\ncompat_cases = ns_cases\ncompat_require_declared = mine_ns\n")
@@ -416,6 +422,7 @@ def test_the_gate_fails_on_an_undeclared_op_of_a_namespace_it_must_cover(project
     )
 
 
+@pytest.mark.slow
 def test_coverage_lists_the_examples_declared_and_undeclared_ops():
     out = subprocess.run(
         [sys.executable, "-m", "compat", "coverage", "my_kernels", "--fail-undeclared"],
@@ -444,6 +451,7 @@ def test_coverage_lists_the_examples_declared_and_undeclared_ops():
     assert unknown.returncode == 2 and "no op is registered under no_such_ns" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_every_kind_of_op_as_shipped_has_its_cells():
     """One op of each kind the issue names, each declared in examples/my_kernels (its own repository)."""
     env = {**os.environ, "PYTHONPATH": f"{EXAMPLE}{os.pathsep}{ROOT}", "TRITON_INTERPRET": "1"}

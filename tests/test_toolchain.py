@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 APPLY = """
 import json, sys
 from torch._inductor import cpu_vec_isa
@@ -27,6 +29,7 @@ def _python(*args):
     return out.stdout
 
 
+@pytest.mark.slow
 def test_a_child_uses_the_runs_detection_and_runs_no_check_of_its_own(tmp_path):
     isa = tmp_path / "isa.json"
     _python("-m", "compat.child.toolchain", str(isa))
@@ -40,6 +43,7 @@ def test_a_child_uses_the_runs_detection_and_runs_no_check_of_its_own(tmp_path):
         assert result["picked"] == names[0]
 
 
+@pytest.mark.slow
 def test_a_detection_from_another_torch_or_a_failed_one_is_not_applied(tmp_path):
     for content, why in (
         ({"torch": "0.0.1", "isas": []}, "detected under torch 0.0.1"),

@@ -71,6 +71,7 @@ def test_passing_aoti_cells_do_not_run_the_canary(tmp_path, monkeypatch):
     assert asked == []
 
 
+@pytest.mark.slow
 def test_doctor_reports_the_known_crash_and_its_remedy(monkeypatch, capsys):
     monkeypatch.delenv("LD_PRELOAD", raising=False)
     monkeypatch.setattr(doctor, "run_canary", lambda launcher, workdir, device, env=None: _segv())

@@ -23,6 +23,7 @@ def _tool(name: str) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_the_workflow_is_valid_against_githubs_schema():
     subprocess.run(
         [_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
@@ -32,6 +33,7 @@ def test_the_workflow_is_valid_against_githubs_schema():
     )
 
 
+@pytest.mark.slow
 def test_an_actions_linter_finds_nothing():
     result = subprocess.run(
         [_tool("zizmor"), "--offline", "--no-progress", str(WORKFLOW)], capture_output=True, text=True

@@ -245,14 +245,23 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
     Known(
         r"torch\.fx\.experimental\.symbolic_shapes\.GuardOnDataDependentSymNode",
         r"data-dependent expression u\d+",
-        key="subclass_static_data_dependent",
+        key="subclass_export_data_dependent",
         styles=("triton_op_subclass",),
-        stages=("export_static_strict",),
-        reason="the strict static export's module returns a tensor that holds no values: the subclass built "
-        "inside forward leaks tracing through flat_apply. Its size reads as numbers; reading its values "
-        "(counting the non-finite ones, as a user's check would) meets an unbacked symbol (measured on the "
-        "H100, torch 2.11: compat.child.checks.produced). With a dynamic batch the same leak returns a "
-        "symbolic (s, 128) shape instead",
+        stages=("export_static_strict", "export_strict"),
+        reason="the strict export's module returns a tensor that holds no values: the subclass built inside "
+        "forward leaks tracing through flat_apply. Reading the output as a user's code does (its size with a "
+        "dynamic batch, its values with a static one: compat.child.checks.produced) meets an unbacked symbol "
+        "(measured on the H100, torch 2.11)",
+        rewrite="pass the subclass in as an input",
+    ),
+    Known(
+        r"torch\.fx\.experimental\.symbolic_shapes\.PendingUnbackedSymbolNotFound",
+        r"Pending unbacked symbols \{u\d+\} not in returned outputs",
+        key="subclass_decompose_unbacked",
+        styles=("triton_op_subclass",),
+        stages=("decompose_strict",),
+        reason="run_decompositions traces the strict export again, and the subclass built inside forward leaves "
+        "an unbacked symbol (u0) that no output of the decomposed graph returns (measured on the H100, torch 2.11)",
         rewrite="pass the subclass in as an input",
     ),
     Known(
@@ -750,17 +759,6 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
     Known(
         "",
         "",
-        key="subclass_export_wrong",
-        kind="mismatch",
-        styles=("triton_op_subclass",),
-        stages=("export_strict", "save_load_strict"),
-        reason="the strict export's module returns a tensor of symbolic shape (s, 128): the subclass built inside "
-        "forward leaks a FakeTensor through flat_apply",
-        rewrite="pass the subclass in as an input",
-    ),
-    Known(
-        "",
-        "",
         key="tma_triton_op_inductor_wrong",
         kind="mismatch",
         kernels=("silu_tma",),
@@ -818,16 +816,6 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         styles=("triton_op_subclass",),
         reason="the strict export builds the wrapper subclass with a flat_apply node, which torch.export.save "
         "cannot serialize",
-        rewrite="pass the subclass in as an input",
-    ),
-    Known(
-        "MissingKernelNode",
-        r"no graph node matches",
-        key="subclass_decompose_no_kernel_node",
-        styles=("triton_op_subclass",),
-        stages=("decompose_",),
-        reason="run_decompositions leaves no node for the op applied to the subclass constant: the kernel drops "
-        "out of the graph without an error",
         rewrite="pass the subclass in as an input",
     ),
     Known(
