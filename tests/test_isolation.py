@@ -4,6 +4,7 @@ server, or a fresh interpreter); what fails outside every phase is a harness err
 import dataclasses
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -70,7 +71,7 @@ def _gone(pid: int, within: float = 10.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
-            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except FileNotFoundError:
             return True
         if state == "Z":

@@ -14,6 +14,7 @@ before the task began, or outside every phase, is a HarnessError.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -284,6 +285,9 @@ class Server:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.send_signal(signal.SIGTERM)
                 self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):  # ended or not, this process holds no end of its pipes
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 class Launcher:
