@@ -304,20 +304,6 @@ register_known(
     ),
     Known(
         "",
-        r"got -1\.\d+e-38, (float64 -0, )?eager -0",  # the message names the float64 run's value since issue 35
-        key="my_swish_underflow",
-        kind="mismatch",
-        section="fuzz",
-        kernels=("my_swish",),
-        reason="at x = -91.74 (the fuzz tests' magnitude 1000; -92 in bfloat16) the exact value, -1.3e-38 (float64; "
-        "-1.7e-38 at -92), lies just above float32's smallest normal: eager PyTorch's sigmoid underflows to "
-        "0 there and the reference gives -0, while the launch in the compiled graph returns the exact value. "
-        "The difference is 1.1 to 1.4 smallest normals; no value the comparison's slack does not cover "
-        "differs",
-        rewrite="none needed: the compiled value is the exact one",
-    ),
-    Known(
-        "",
         r"got -0, eager -\d\.\d+e-38",
         key="my_gelu_tanh_flush",
         kind="mismatch",
