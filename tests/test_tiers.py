@@ -61,7 +61,6 @@ def test_a_quick_run_collects_the_quick_cells(project):
     assert ids(quick) < ids(full) and any("float16" in i for i in ids(quick))
 
 
-@pytest.mark.slow
 def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_evidence_shows():
     root = Path(__file__).resolve().parent.parent
     doc = json.loads(
