@@ -72,9 +72,9 @@ def state(outcome: dict[str, Any] | None) -> str:
 
 
 def _worst_rel(cell: dict[str, Any] | None) -> float:
-    return max(
-        (n.get("max_rel_err", 0.0) for n in (cell or {"outcome": {}})["outcome"].get("numerics") or []), default=0.0
-    )
+    if cell is None:
+        return 0.0
+    return max((n.get("max_rel_err", 0.0) for n in cell["outcome"].get("numerics") or []), default=0.0)
 
 
 def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str | None:

@@ -400,8 +400,9 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
             + "</tr></thead><tbody>"
         ]
         for key in keys:
-            # before: the version whose causes a cell names instead of repeating
-            cells, before, kinds = [], None, {}  # type: list[str], str | None, dict[tuple[str, frozenset], int]
+            cells: list[str] = []
+            before: str | None = None  # the version whose causes a cell names instead of repeating
+            kinds: dict[tuple[str, frozenset], int] = {}
             for v in versions:
                 e = table[key].get(v)
                 if e is None:
