@@ -19,13 +19,16 @@ from typing import Any
 
 from ..evidence.verdicts import Verdict
 from ..matrix.cells import package_cell_of
+from ..matrix.styles import CANONICAL_STYLES
 
-CANONICAL = (
-    ("raw_jit", "raw `@triton.jit`"),
-    ("triton_op", "`triton_op` + `wrap_triton`"),
-    ("custom_op", "`custom_op`"),
-    ("autograd_function", "`autograd.Function`"),
-)
+# The canonical styles (compat.matrix.styles declares which they are), as the chart's columns name them.
+LABELS = {
+    "raw_jit": "raw `@triton.jit`",
+    "triton_op": "`triton_op` + `wrap_triton`",
+    "custom_op": "`custom_op`",
+    "autograd_function": "`autograd.Function`",
+}
+CANONICAL = tuple((style, LABELS[style]) for style in CANONICAL_STYLES)
 GROUPS = (
     ("eager", ("eager",)),
     ("compile", ("compile_inductor",)),
