@@ -42,8 +42,8 @@ def test_eager_itself_passes_with_every_example_counted():
     outcome = run(reference)
     tally = outcome.detail["tally"]
     assert outcome.kind == "passed", outcome.summary()
-    # Errors are measured against the reference run in float64: eager's own is a few float32 units in the last place.
-    assert tally["examples"] >= 25 and tally["informative"] > 0 and 0 < tally["max_rel_err"] < 1e-6
+    # Errors are measured against the reference run in float64, beyond eager's own: eager itself has none beyond it.
+    assert tally["examples"] >= 25 and tally["informative"] > 0 and tally["max_rel_err"] == 0
     assert outcome.detail["profile"] == "ci"
 
 
@@ -104,7 +104,8 @@ def test_a_recorded_example_is_replayed_first_so_a_known_finding_is_found_every_
         return out + 1 if tuple(x.shape) == rare.shape and x.stride() == (1, 7) else out
 
     assert run(wrong_on_rare).kind == "passed"  # the profile alone does not draw it
-    outcome = fuzz(CELL, [("artifact", wrong_on_rare)], reference, exported=False, profile="ci", known=[rare.to_json()])
+    replayed = {"replay": [rare.to_json()]}
+    outcome = fuzz(CELL, [("artifact", wrong_on_rare)], reference, exported=False, profile="ci", known=replayed)
     assert outcome.kind == "mismatch" and tuple(outcome.detail["example"]["shape"]) == rare.shape
 
 
@@ -133,6 +134,7 @@ def test_shrinking_a_new_finding_stops_at_its_bound(monkeypatch):
     from compat.child import fuzz as fuzzing
 
     monkeypatch.setattr(fuzzing, "SHRINK_SECONDS", 0.5)
+    monkeypatch.setattr(fuzzing, "MAX_NEW_FINDINGS", 1)  # one round: the later ones do not shrink
     calls = []
 
     def slow_and_wrong(x):

@@ -202,7 +202,9 @@ def _finding(kind: str):
     from compat.evidence.outcomes import Outcome
 
     example = {"shape": [1, 512], "layout": "contiguous", "seed": 0, "scale": 1.0, "sign": "negative", "specials": []}
-    return Outcome(kind, detail={"example": example} if kind != "passed" else {})
+    if kind == "passed":
+        return Outcome(kind, detail={"findings": [], "new": []})
+    return Outcome(kind, detail={"example": example, "findings": [{"pinned": False}], "new": ["the finding"]})
 
 
 @pytest.mark.parametrize("alone_kind", ["mismatch", "passed"])
@@ -223,7 +225,7 @@ def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_find
     replayed = []
 
     def alone(c, task, args, timeout, name=None):
-        replayed.append((args["stages"], args["known"][c.stage][0]))
+        replayed.append((args["stages"], args["known"][c.stage]["replay"][0]))
         return ChildResult({c.stage: _finding(alone_kind)}, env={"pid": 2}, ready=True)
 
     monkeypatch.setattr(session, "child", alone)

@@ -572,14 +572,15 @@ def reference_gradients64(
     buffers = {n: b.detach().double() if b.is_floating_point() else b for n, b in reference.named_buffers()}
     upcast = tuple(a.detach().to(torch.float64, copy=True) if a.is_floating_point() else a for a in args)
     try:
-        return backward_through(
-            lambda *a: torch.func.functional_call(reference, {**params, **buffers}, a),
-            kernel,
-            upcast,
-            params,
-            dtype,
-            embedded,
-        )
+        with workload.KeepFloat64():
+            return backward_through(
+                lambda *a: torch.func.functional_call(reference, {**params, **buffers}, a),
+                kernel,
+                upcast,
+                params,
+                dtype,
+                embedded,
+            )
     except DeclarationError:  # the reference refuses float64: eager's gradients are the truth
         return None
 

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch._dynamo.config
+from hypothesis import Phase, given, settings
 from hypothesis import example as explicit
-from hypothesis import given
 from hypothesis.internal.conjecture import engine as hypothesis_engine
 
 from ..errors import HarnessError
 from ..evidence import outcomes
+from ..evidence.findings import CAUSES, Finding
 from ..evidence.numerics import compare_elementwise, compare_gradient
 from ..evidence.outcomes import Outcome
 from ..matrix.cells import DEVICES
@@ -81,6 +82,8 @@ RECOMPILE_LIMIT = 64  # compiled functions meet many ranks and sizes; past the l
 # Shrinking a new finding stops after this many seconds (Hypothesis's own bound is 300; a finding took 36 s on
 # average inside the gate). A recorded finding is replayed as an explicit example, which is never shrunk.
 SHRINK_SECONDS = 30
+LARGEST = ("max", "-max")  # the special values at the dtype's largest magnitude
+MAX_NEW_FINDINGS = 4  # distinct new findings one fuzz test looks for: the first, then past it
 
 
 def reproducer(cell: "Cell", example) -> str:
@@ -88,7 +91,47 @@ def reproducer(cell: "Cell", example) -> str:
 
 
 class Falsified(AssertionError):
-    """An example whose output differs from eager's."""
+    """An example whose output differs from eager's: the comparison's words, and what differed (a finding's
+    output, difference and error; `eager_overflowed`: eager itself was not finite where float64 is)."""
+
+    def __init__(
+        self,
+        why: str,
+        output: str,
+        difference: str,
+        max_rel_err: float | None = None,
+        eager_overflowed: bool = False,
+    ):
+        super().__init__(why)
+        self.output, self.difference, self.max_rel_err = output, difference, max_rel_err
+        self.eager_overflowed = eager_overflowed
+
+    @classmethod
+    def of(cls, result: dict[str, Any], output: str) -> "Falsified":
+        wrong = result.get("difference") == "wrong_values"
+        return cls(
+            result["why"],
+            output,
+            result.get("difference", "wrong_values"),
+            result.get("max_rel_err") if wrong else None,
+            bool(result.get("eager_overflowed")),
+        )
+
+
+OUTPUT_TAG = "_compat_output"  # set on an exception an artifact raised: which artifact (a finding's output)
+
+
+@contextlib.contextmanager
+def _raised_by(name: str):
+    try:
+        yield
+    except (HarnessError, Falsified):
+        raise
+    except Exception as exc:  # noqa: BLE001 - raised again, tagged with the artifact that raised it
+        with contextlib.suppress(AttributeError, TypeError):
+            if not hasattr(exc, OUTPUT_TAG):
+                setattr(exc, OUTPUT_TAG, name)
+        raise
 
 
 @dataclass
@@ -101,6 +144,7 @@ class Tally:
     max_rel_err: float = 0.0
     refused: dict[str, int] = field(default_factory=dict)  # per layout
     refusals: dict[str, str] = field(default_factory=dict)  # per layout: the first refusal's first line
+    explained: int = 0  # examples whose every difference a pinned finding explains
     last: Any = None  # the example being checked: after a failure, the one Hypothesis shrank to
 
     def refuse(self, name: str, example, exc: Exception) -> None:
@@ -143,15 +187,17 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
         )
         results = []
         for name, fn in made:
-            try:
-                got = fn(*inputs())
-            except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
-                tally.refuse(name, example, exc)
-                continue
-            got, outputs = produced(got), kernel_outputs(want)
+            with _raised_by(name):
+                try:
+                    got = fn(*inputs())
+                except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
+                    tally.refuse(name, example, exc)
+                    continue
+                got = produced(got)
+            outputs = kernel_outputs(want)
             labels = names if len(names) == len(outputs) else [f"output {i}" for i in range(len(outputs))]
             if len(got) != len(outputs):
-                raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}")
+                raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}", name, "outputs")
             for label, g, w, scale, w64 in zip(labels, got, outputs, scales, want64, strict=True):
                 result = compare_elementwise(
                     g,
@@ -162,10 +208,8 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
                     w64,
                     declared_tolerance(cell),
                 )
-                if not result["ok"]:
-                    raise Falsified(result["why"])
-                results.append(result)
-    tally.add(results)
+                results.append((f"{name} {label}", result))
+    _judged(results, tally)
 
 
 def _check_gradients(
@@ -185,26 +229,151 @@ def _check_gradients(
         ref.zero_grad(set_to_none=True)
         want = backward_through(ref, kernel, inputs(), dict(ref.named_parameters()), dtype, embedded=False)
         want64 = reference_gradients64(kernel, ref, inputs(), dtype, embedded=False) or {}
-        try:
-            got = backward_through(fn, kernel, inputs(), {}, dtype, embedded=False)
-        except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
-            tally.refuse(name, example, exc)
-            continue
+        with _raised_by(name):
+            try:
+                got = backward_through(fn, kernel, inputs(), {}, dtype, embedded=False)
+            except Exception as exc:  # noqa: BLE001 - raised again unless a view's clear refusal
+                tally.refuse(name, example, exc)
+                continue
         for input_name, g in got.items():
+            output = f"{name} grad of {input_name}"
             if g is None:
-                raise Falsified(f"{name}: no gradient reached {input_name}, shape {shape}, {example.layout}")
+                raise Falsified(f"{output}: none reached it, shape {shape}, {example.layout}", output, "no_gradient")
             result = compare_gradient(
                 g,
                 want[input_name],
-                f"{name} grad of {input_name}, shape {shape}, {example.layout}",
+                f"{output}, shape {shape}, {example.layout}",
                 cell.dtype,
                 want64.get(input_name),
                 declared_tolerance(cell),
             )
-            if not result["ok"]:
-                raise Falsified(result["why"])
-            results.append(result)
-    tally.add(results)
+            results.append((output, result))
+    _judged(results, tally)
+
+
+def _judged(results: list[tuple[str, dict]], tally: Tally) -> None:
+    """An example's comparisons, all made: the first that failed raises (saying whether eager overflowed in any of
+    them: a gradient's NaN can sit in another output than eager's), else the example counts as passed."""
+    failed = next(((output, r) for output, r in results if not r["ok"]), None)
+    if failed is not None:
+        exc = Falsified.of(failed[1], failed[0])
+        exc.eager_overflowed = any(r.get("eager_overflowed") for _, r in results)
+        raise exc
+    tally.add([r for _, r in results])
+
+
+@dataclass
+class Pin:
+    """A finding the cell's row pins (or, in a later round of this test, one found here), and what it explained."""
+
+    example: Example
+    finding: Finding | None  # None: a row recorded before findings were pinned, until its example's replay
+    found_here: bool = False  # a new finding of this test, pinned for its later rounds: it explains any error size
+    reproduced: bool = False  # its own example showed what it pins
+    count: int = 0
+    worst: float | None = None
+    first: tuple[Exception, Example] | None = None  # the first observation it explained
+
+    @classmethod
+    def of(cls, spec: dict[str, Any]) -> "Pin":
+        example = Example.from_json(spec["example"])
+        return cls(example, Finding(**spec) if "output" in spec else None)
+
+    def explains(self, seen: Finding) -> bool:
+        if self.finding is None:
+            return False
+        if self.found_here:
+            return seen.signature == self.finding.signature
+        return self.finding.explains(seen)
+
+    def take(self, seen: Finding, exc: Exception, example: Example) -> None:
+        self.count += 1
+        self.reproduced |= example == self.example
+        if seen.max_rel_err is not None:
+            self.worst = max(self.worst or 0.0, seen.max_rel_err)
+        self.first = self.first or (exc, example)
+
+    def recorded(self) -> dict[str, Any]:
+        """The finding as a row records it: the worst error this run saw, never below what the row pinned."""
+        assert self.finding is not None
+        worst = max(filter(None, (self.finding.max_rel_err, self.worst)), default=None)
+        return dataclasses.replace(self.finding, max_rel_err=worst).to_row()
+
+
+class Search:
+    """One fuzz test's examples through the artifacts: each difference a pin explains is counted and the search goes
+    on; any other raises, as Hypothesis expects of a falsifying example (compat.evidence.findings)."""
+
+    def __init__(self, cell: "Cell", made: list, reference: Callable | None, check: Callable, pins: list[Pin]):
+        self.cell, self.made, self.reference, self.check, self.pins = cell, made, reference, check, pins
+        self.tally = Tally()
+
+    def passes(self, example: Example) -> bool:
+        """Whether `example` shows no difference (checked on a tally of its own)."""
+        try:
+            self.check(self.made, self.reference, example, self.cell, Tally())
+        except HarnessError:
+            raise
+        except Exception:  # noqa: BLE001 - any difference: it does not pass
+            return False
+        return True
+
+    def observed(self, exc: Exception, example: Example) -> Finding:
+        """The finding an exception shows at `example`, its cause found by checking the example without its special
+        values. A difference where eager overflowed too (NaN where float64 is finite) that goes away without the
+        dtype's largest values is overflow only, as bad as eager's and no worse."""
+        plain = not example.specials or not self.passes(dataclasses.replace(example, specials=()))
+        cause = CAUSES[1] if plain else CAUSES[0]
+        if isinstance(exc, Falsified):
+            difference = exc.difference
+            if (
+                not plain
+                and exc.eager_overflowed
+                and difference in ("nonfinite", "wrong_values")
+                and any(kind in LARGEST for _, kind in example.specials)
+                and self.passes(
+                    dataclasses.replace(example, specials=tuple(s for s in example.specials if s[1] not in LARGEST))
+                )
+            ):
+                difference = "overflow_only"
+            err = exc.max_rel_err if difference == "wrong_values" else None
+            return Finding(exc.output, example.layout, difference, cause, example.to_json(), err)
+        output = getattr(exc, OUTPUT_TAG, "the artifact")
+        error = outcomes.exception_type_name(exc)
+        return Finding(output, example.layout, "error", cause, example.to_json(), error=error)
+
+    def __call__(self, example: Example) -> None:
+        try:
+            self.check(self.made, self.reference, example, self.cell, self.tally)
+        except HarnessError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a difference: counted where a pin explains it, else raised
+            if not self.pins:
+                raise
+            seen = self.observed(exc, example)
+            for pin in self.pins:  # a row recorded before findings were pinned: its example's replay pins it
+                if pin.finding is None and example == pin.example:
+                    pin.finding = seen
+            pin = next((p for p in self.pins if p.explains(seen)), None)
+            if pin is None:
+                raise
+            pin.take(seen, exc, example)
+            self.tally.explained += 1
+
+
+OVERFLOW_ONLY = (
+    " (overflow only: it overflows where eager overflows on this example, and without the dtype's largest values "
+    "the example passes)"
+)
+
+
+def _outcome_of(exc: Exception, found: Finding | None) -> Outcome:
+    if isinstance(exc, Falsified):
+        why = str(exc)
+        if found is not None and found.difference == "overflow_only" and found.difference != exc.difference:
+            why += OVERFLOW_ONLY
+        return Outcome("mismatch", numerics=[{"ok": False, "why": why}])
+    return outcomes.from_exception(exc)
 
 
 def fuzz(
@@ -214,54 +383,97 @@ def fuzz(
     exported: bool,
     profile: str,
     example: str | None = None,
-    known: list[str] = (),
+    known: dict[str, list] | None = None,
     check: Callable = _check,
 ) -> Outcome:
     """Hypothesis examples (or the one `example`, as JSON) through the artifacts; the cell's fuzz outcome.
 
-    `known`: the falsifying examples recorded for the cell (expectations' fuzz rows), replayed first in every run so
-    a recorded finding is found every time, whatever the profile draws. `check`: what one example must show
-    (`_check` the outputs, `_check_gradients` the gradients of a stage that trains)."""
-    kernel, tally, budget = KERNELS[cell.kernel], Tally(), DEVICES[cell.device].fuzz_elements
+    `known["pins"]`: the findings the cell's row pins (compat.evidence.findings.pins), their examples replayed first
+    in every run; a difference one of them explains is counted, any other is a new finding. After a new finding the
+    search runs again with it pinned, for up to MAX_NEW_FINDINGS distinct ones, so one accept records them all.
+    `known["replay"]`: examples (JSON) replayed first of all, pinning nothing. `check`: what one example must show (`_check` the
+    outputs, `_check_gradients` the gradients of a stage that trains)."""
+    kernel, budget = KERNELS[cell.kernel], DEVICES[cell.device].fuzz_elements
+    known = known or {}
+    pins = [Pin.of(spec) for spec in known.get("pins", ())]
+    search = Search(cell, made, reference, check, pins)
+    tally = search.tally
 
     def prop(ex):
-        check(made, reference, ex, cell, tally)
+        search(ex)
 
-    if example is not None:
-        test = functools.partial(prop, Example.from_json(example))
-    else:
+    def made_test(shrink: bool) -> Callable[[], None]:
+        if example is not None:
+            return functools.partial(prop, Example.from_json(example))
         test = given(ex=kernel_examples(kernel, cell.dtype, exported, budget))(prop)
-        for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *map(Example.from_json, known)]:
+        first = [*map(Example.from_json, known.get("replay", ())), *(p.example for p in pins)]
+        for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *reversed(first)]:
             test = explicit(ex=ex)(test)  # explicit examples run in reverse order of decoration: known ones first
-        test = profile_settings(profile)(test)
+        chosen = profile_settings(profile)
+        # A later round looks for another finding, not a smaller one: the first is shrunk, the others are not.
+        return settings(chosen, phases=[p for p in chosen.phases if shrink or p != Phase.shrink])(test)
+
+    test = made_test(shrink=True)
     start = time.monotonic()
-    try:
-        with _shrinking_bounded(SHRINK_SECONDS):
-            test()
-    except HarnessError:
-        raise  # the declaration's fault or the comparison's, not the example's: a harness error
-    except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
-        outcome = (
-            Outcome("mismatch", numerics=[{"ok": False, "why": str(exc)}])
-            if isinstance(exc, Falsified)
-            else outcomes.from_exception(exc)
-        )
-        if tally.last is not None:
-            outcome.detail.update(example=dataclasses.asdict(tally.last), reproducer=reproducer(cell, tally.last))
-            if outcome.kind == "failed":
-                outcome.message = f"{outcome.message}\n(falsifying example: {tally.last.to_json()})"
-        outcome.detail["tally"] = tally.to_dict()
-        return outcome
-    detail = {
+    new: list[tuple[Finding, Exception, Example]] = []
+    search_cut = None
+    while True:
+        try:
+            with _shrinking_bounded(SHRINK_SECONDS):
+                test()
+            break
+        except HarnessError:
+            raise  # the declaration's fault or the comparison's, not the example's: a harness error
+        except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
+            found = search.observed(exc, tally.last) if tally.last is not None else None
+            new.append((found, exc, tally.last))
+            if found is None or example is not None:
+                break
+            if len(new) >= MAX_NEW_FINDINGS:
+                search_cut = f"the search stopped after {len(new)} new findings: there may be more"
+                break
+            pins.append(Pin(tally.last, found, found_here=True))  # the next round looks past it
+            test = made_test(shrink=False)
+    detail: dict[str, Any] = {
         "tally": tally.to_dict(),
         "profile": profile if example is None else None,
         "fuzz_seconds": round(time.monotonic() - start, 1),
     }
-    if example is None and not tally.informative:
-        return Outcome(
-            "failed", "NoEvidence", "no example had a finite, nonzero eager output to compare against", detail=detail
-        )
-    return Outcome("passed", detail=detail)
+    # Every distinct finding, pinned or new, as a row would record it; the new ones, and the pins that did not show.
+    found_here = {id(p.finding) for p in pins if p.found_here}
+    detail["findings"] = [
+        {**p.recorded(), "pinned": not p.found_here, "seen": p.count + p.found_here}
+        for p in pins
+        if p.count or p.found_here
+    ] + [{**f.to_row(), "pinned": False, "seen": 1} for f, _, _ in new if f and id(f) not in found_here]
+    detail["new"] = [f.text() for f, _, _ in new if f]
+    if search_cut:
+        detail["search_cut"] = search_cut
+    detail["unreproduced"] = [
+        p.finding.text() if p.finding else p.example.to_json() for p in pins if not (p.found_here or p.reproduced)
+    ]
+    if new:
+        found, exc, at = new[0]
+        outcome = _outcome_of(exc, found)
+    elif any(p.count for p in pins):
+        pin = next(p for p in pins if p.first)
+        exc, at = pin.first
+        outcome = _outcome_of(exc, pin.finding)
+    else:
+        if example is None and not tally.informative and not detail["unreproduced"]:
+            return Outcome(
+                "failed",
+                "NoEvidence",
+                "no example had a finite, nonzero eager output to compare against",
+                detail=detail,
+            )
+        return Outcome("passed", detail=detail)
+    outcome.detail.update(detail)
+    if at is not None:
+        outcome.detail.update(example=dataclasses.asdict(at), reproducer=reproducer(cell, at))
+        if outcome.kind == "failed":
+            outcome.message = f"{outcome.message}\n(falsifying example: {at.to_json()})"
+    return outcome
 
 
 @contextlib.contextmanager
@@ -291,7 +503,7 @@ def _no_eager_fallback() -> None:
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
-def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
+def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict[str, list]) -> Outcome:
     """A stage that trains: each variant's op alone (eager, or compiled as the stage compiles), with its reference."""
     kernel, made, counters = KERNELS[cell.kernel], [], []
     for variant in kernel.variants():
@@ -317,7 +529,7 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: list[
     return result
 
 
-def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: list[str]) -> Outcome:
+def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: dict[str, list]) -> Outcome:
     if STAGES[cell.stage].trains:
         return _fuzz_training(cell, profile, example, known)
     module, reference = _op_models(cell)
@@ -330,14 +542,14 @@ def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: li
 
 
 def probe_stages(
-    journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None, known: dict[str, list[str]]
+    journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None, known: dict[str, dict]
 ) -> None:
     for stage in stages:
         before_stage(dataclasses.replace(cell, stage=stage))
         journal.run(
             stage,
             functools.partial(
-                _fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile, example, known.get(stage, [])
+                _fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile, example, known.get(stage)
             ),
         )
 
@@ -349,7 +561,7 @@ def export_stages(
     stages: list[str],
     profile: str,
     example: str | None,
-    known: dict[str, list[str]],
+    known: dict[str, dict],
 ) -> None:
     """Export the op once (dynamic as its kernel declares), then fuzz each stage's artifact made from it."""
     kernel = KERNELS[cell.kernel]
@@ -394,7 +606,7 @@ def export_stages(
                 True,
                 profile,
                 example,
-                known.get(stage, []),
+                known.get(stage),
             )
             result.detail["artifact_seconds"] = made_in
             return result

@@ -96,7 +96,7 @@ def fuzz_probe(
     stages: list[str],
     profile: str,
     example: str | None = None,
-    known: dict[str, list[str]] | None = None,
+    known: dict[str, dict] | None = None,
 ) -> None:
     from . import fuzz
 
@@ -111,7 +111,7 @@ def fuzz_export(
     stages: list[str],
     profile: str,
     example: str | None = None,
-    known: dict[str, list[str]] | None = None,
+    known: dict[str, dict] | None = None,
 ) -> None:
     from . import fuzz
 

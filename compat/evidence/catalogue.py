@@ -874,17 +874,18 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
     ),
     Known(
         "",
-        r"grad of x, shape \(1, \d+\), contiguous: NaN where eager has none",
-        key="fuzz_rms_norm_grad_overflow",
+        r"overflows where eager overflows",
+        key="fuzz_overflow_as_eager",
         kind="mismatch",
         section="fuzz",
-        kernels=("rms_norm",),
-        stages=("eager_backward", "compile_backward", "compile_dynamic_backward"),
-        reason="an input row holding the dtype's largest value (the fuzz tests' special 'max'): its sum of squares "
-        "overflows to inf, rstd is 0, and the gradient is inf times 0 somewhere; eager autograd of the "
-        "reference and the backward kernel put that NaN in different elements (1 element differs). Measured on "
-        "the H200 (torch 2.11, triton 3.6) for every style with a backward, eagerly and compiled alike",
-        rewrite="none needed for real activations; clamp or scale inputs whose squares overflow the dtype",
+        reason="on an input holding the dtype's largest values (or values whose squares or products overflow it), the "
+        "op gives NaN or inf where eager PyTorch overflows too and float64 is finite: an overflow of the dtype, "
+        "as eager's and no worse, which the harness calls overflow only (compat.evidence.numerics). Measured "
+        "for rms_norm's backward (a row holding float32's largest value: its sum of squares overflows, rstd is "
+        "0, the gradient is inf times 0) on the CPU interpreter (torch 2.13, triton 3.7) and the H200 (torch "
+        "2.11, triton 3.6)",
+        rewrite="none needed for real activations; to match float64 there, compute the overflowing step in a wider "
+        "type (float32 for half types) or rescale before squaring",
     ),
     Known(
         "",

@@ -21,8 +21,11 @@
       - silu-raw_jit-export_nonstrict-*-cuda   # dtype of the kernel)
 
     fuzz:                               # optional: the fuzz tests' findings, same rows, plus
-    - ...                               #   example: the falsifying example's JSON, replayed first in every run
-                                        #   reproducer: the command that reproduces it
+    - ...                               #   findings: what it pins (compat.evidence.findings), each with
+                                        #     output, layout, difference, cause, max_rel_err or error, and the
+                                        #     example (JSON) replayed first in every run; a later run fails on a
+                                        #     difference none of them explains, and on one that no longer shows
+                                        #   reproducer: the command that reproduces the first
                                         # a cell without fuzz rows is expected to pass its fuzz test
 
 A cell's rows are those listing its own id, then those listing its any-dtype key, each in file order. In memory
@@ -62,8 +65,9 @@ from ..matrix.cells import (
     split_cell_id,
 )
 from ..matrix.kernels import KERNELS
-from ..matrix.strategies import Example
+from . import findings
 from .catalogue import KNOWN, by_key, explain
+from .findings import Finding, example_json
 from .outcomes import KINDS, Outcome
 
 SCHEMA = 2
@@ -84,6 +88,7 @@ ROW_KEYS = {
     "rewrite",
     "provenance",
     "example",
+    "findings",
     "reproducer",
 }
 WORDS = ("match", "reason", "rewrite")  # what a row takes from its catalogue entry (`known`) or writes out
@@ -149,17 +154,20 @@ class Expectation:
 
     def describe(self) -> str:
         r = self.full
+        pinned = "".join(f"; pins {f.text()}" for f in _findings(r))
         if r["outcome"] == "failed":
             cause = f" caused by {r['cause']}" if r.get("cause") else ""
-            return f"failed {r['error']}{cause} matching /{r['match']}/"
+            return f"failed {r['error']}{cause} matching /{r['match']}/{pinned}"
         if r["outcome"] == "crashed" and r.get("signal"):
             return f"crashed {r['signal']}"
-        return r["outcome"]
+        return r["outcome"] + pinned
 
     def agrees(self, outcome: Outcome) -> bool:
         r = self.full
         if outcome.kind != r["outcome"]:
             return False
+        if self.section == "fuzz" and (outcome.detail.get("new") or outcome.detail.get("unreproduced")):
+            return False  # a difference its findings do not explain, or a pinned one that no longer shows
         if r["outcome"] == "failed":
             cause = outcome.cause
             return (
@@ -283,10 +291,10 @@ def validate(data: dict[str, Any], where: str) -> None:
             if not isinstance(rows, list) or not rows:
                 raise ExpectationsError(f"{where}: {section}.{cell_id}: must be a non-empty list of rows")
             for i, row in enumerate(rows):
-                _validate_row(row, f"{where}: {section}.{cell_id}[{i}]")
+                _validate_row(row, f"{where}: {section}.{cell_id}[{i}]", section)
 
 
-def _validate_row(row: Any, where: str) -> None:
+def _validate_row(row: Any, where: str, section: str = "cells") -> None:
     if not isinstance(row, dict):
         raise ExpectationsError(f"{where}: a row must be a mapping")
     unknown = set(row) - ROW_KEYS
@@ -322,12 +330,12 @@ def _validate_row(row: Any, where: str) -> None:
         except re.error as exc:
             raise ExpectationsError(f"{where}: match {row['match']!r} is not a valid regex: {exc}") from None
     if "example" in row:
-        try:
-            Example.from_json(row["example"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ExpectationsError(
-                f"{where}: example is not a fuzz example's JSON ({exc}); copy it from the failing test's reproducer"
-            ) from None
+        example_json(row["example"], where)
+    if "findings" in row:
+        if section != "fuzz" or not isinstance(row["findings"], list) or row["outcome"] == "passed":
+            raise ExpectationsError(f"{where}: findings are a list, in a fuzz row of a failure or mismatch")
+        for i, finding in enumerate(row["findings"]):
+            Finding.from_row(finding, f"{where}: findings[{i}]")
     prov = row["provenance"]
     if not (
         isinstance(prov, dict)
@@ -398,6 +406,10 @@ def _keyed(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _findings(row: dict[str, Any]) -> list[Finding]:
+    return [Finding(**f) for f in row.get("findings") or []]
+
+
 def measurements(prov: dict[str, Any]) -> list[dict[str, Any]]:
     """A row's measurements: one, or one per version a widened row was observed on."""
     measured = prov.get("measured")
@@ -419,19 +431,18 @@ def verdict(
         )
     if section == "fuzz":
         how = (
-            f"Fix it where the fault is ours; otherwise record it under fuzz.{cell_id} (or its any-dtype key) in "
-            f"{path}, with its reproducer and reason."
+            f"Fix the op; or, where those inputs are outside what it takes, declare the input's domain; or record "
+            f"the finding with --compat-accept (rewrites fuzz.{cell_id} in {path}) and give its row a reason."
         )
         if outcome.detail.get("reproducer"):
             how = f"reproduce: {outcome.detail['reproducer']}\n  {how}"
         if expectation is None:
+            if outcome.kind == "passed":
+                return None
+            found = "".join(f"  {line}\n" for line in findings.disagreement({}, outcome))
             return (
-                None
-                if outcome.kind == "passed"
-                else (
-                    f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
-                    f"  observed: {outcome.summary()}\n  {how}"
-                )
+                f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
+                f"  observed: {outcome.summary()}\n{found}  {how}"
             )
     else:
         how = (
@@ -446,9 +457,13 @@ def verdict(
     if expectation.agrees(outcome):
         return None
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
+    if section == "fuzz" and outcome.kind == expectation.full["outcome"]:
+        kind = "its findings changed"
+    changed = findings.disagreement(expectation.row, outcome) if section == "fuzz" else []
     return (
-        f"{cell_id}: {kind}.\n  expected: {expectation.describe()}  ({expectation.where}, "
-        f"{expectation.row.get('reason', 'expected to pass')})\n  observed: {outcome.summary()}\n  {how}"
+        f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: {kind}.\n  expected: {expectation.describe()}  "
+        f"({expectation.where}, {expectation.full.get('reason', 'expected to pass')})\n  observed: "
+        f"{outcome.summary()}\n" + "".join(f"  {line}\n" for line in changed) + f"  {how}"
     )
 
 
@@ -537,9 +552,8 @@ def row_from(
             row["rewrite"] = known.rewrite
     elif outcome.kind != "passed":
         row["reason"] = UNEXPLAINED
-    if section == "fuzz" and outcome.detail.get("example"):
-        row["example"] = json.dumps(outcome.detail["example"], separators=(",", ":"))
-        row["reproducer"] = outcome.detail["reproducer"]
+    if section == "fuzz" and outcome.kind != "passed":
+        row.update(findings.recorded(outcome))
     row["provenance"] = {"measured": measured}
     return row
 
@@ -661,6 +675,18 @@ def accept(
                 # The catalogue now explains a row recorded as unexplained: explain it where it is.
                 cells[current.cell_id][current.index] = {**new, "provenance": current.row["provenance"]}
                 changes.append(f"{cell_id}: explained as {new.get('known') or new['reason'][:80]}")
+            elif mine and section == "fuzz" and "findings" in new and "findings" not in current.row:
+                # A row recorded before findings were pinned: pinned now, with what its replay showed, for this cell.
+                pinned = {
+                    **{k: v for k, v in current.row.items() if k not in ("example", "reproducer", "provenance")},
+                    **findings.recorded(outcome),
+                    "provenance": current.row["provenance"],
+                }
+                if current.cell_id == cell_id:
+                    cells[cell_id][current.index] = pinned
+                else:  # its any-dtype row holds other dtypes, whose errors differ: a row of this cell's own
+                    cells.setdefault(cell_id, []).insert(0, pinned)
+                changes.append(f"fuzz {cell_id}: pinned {'; '.join(f.text() for f in _findings(pinned))}")
             continue
         rows = cells.setdefault(cell_id, [])
         own = current is not None and mine and current.cell_id == cell_id
@@ -682,6 +708,44 @@ def accept(
         validate(exp.data, str(exp.path))
         write_atomic(exp.path, dump(exp.data))
     return changes
+
+
+# What an accept that recorded unexplained fuzz findings tells the user to do with each.
+NEEDS_REASON = (
+    "each is pinned as seen and the gate passes it from now on, so say why it is not a bug: where those inputs are "
+    "outside what the op takes, declare the input's domain (Tensor(name, dims, domain=(low, high))) and accept "
+    "again; where the op is wrong, fix it; otherwise give the row its reason, `reason:` in the file or a "
+    "compat.Known(..., kind='mismatch', section='fuzz', key=...) your cases module registers (register_known)"
+)
+
+
+@dataclass
+class Accepted:
+    changes: list[str]  # one line per change written
+    needs_reason: list[str]  # the fuzz findings it recorded that no catalogue entry explains, with reproducers
+
+
+def accept_run(
+    exp: Expectations,
+    cells: dict[str, Outcome],
+    fuzz: dict[str, Outcome],
+    run: Run,
+    measured: dict[str, str],
+    neighbours: Callable[[str], tuple[Run, ...]],
+) -> Accepted:
+    """A run's cells and fuzz tests accepted (accept, per section), and the fuzz findings it recorded without a
+    reason: a wrong value the gate no longer fails on must never be recorded silently."""
+    changes = accept(exp, cells, run, measured, neighbours=neighbours)
+    changes += accept(exp, fuzz, run, measured, section="fuzz")
+    needs = []
+    for cell_id, outcome in sorted(fuzz.items()):
+        row = exp.lookup(cell_id, run, "fuzz") if in_matrix(cell_id) and outcome.kind != "skipped" else None
+        if row is None or row.row["outcome"] == "passed" or UNEXPLAINED not in str(row.full.get("reason")):
+            continue
+        found = "; ".join(f.text() for f in _findings(row.row)) or outcome.summary()
+        reproduce = f"\n    reproduce: {row.row['reproducer']}" if row.row.get("reproducer") else ""
+        needs.append(f"fuzz {cell_id}: {found}{reproduce}")
+    return Accepted(changes, needs)
 
 
 def _fold_dtypes(cells: dict[str, list]) -> dict[str, list]:

@@ -5,9 +5,15 @@ cancellation near zero (Linear outputs cross zero) does not demand more precisio
 allow a few units in the last place of each dtype (bfloat16 has 8 significant bits, float16 11, float32 24), enough
 for a compiler that orders a matmul's sums differently, far from the error of a wrong kernel.
 
-Generated inputs (`compare_elementwise`, the fuzz tests): the op's output against eager's, element by element. NaN and
-+-inf must sit exactly where eager puts them; a finite element passes when |out - ref| <= tol * |ref| + tiny,
-tiny being the dtype's smallest normal number, so a subnormal result flushed to zero passes and nothing larger does.
+Generated inputs (`compare_elementwise`, `compare_gradient`: the fuzz tests): element by element, against float64
+at the dtype's edges too (`_judge`): a NaN or inf of the inputs must come out as eager or float64 has it; where the
+exact value overflows the dtype and eager is not finite, any NaN or inf passes; where eager overflows on the way and
+float64 is finite, the op is held to float64 alone (a kernel exact at the dtype's largest value passes; its NaN there
+is an `overflow_only` difference, as bad as eager and no worse); elsewhere a finite element passes when
+|out - truth| <= tol * |truth| + EAGER_MULTIPLE * |eager - truth| + tiny, tiny being the dtype's smallest normal
+number, so a subnormal result flushed to zero passes and nothing larger does. A failure names its `difference`
+(DIFFERENCES) and each side's value at its first element. Their `max_rel_err` is what the tolerance bounds: the
+error beyond eager's own (EAGER_MULTIPLE x) over the scale, 0 for an op as accurate as eager or more.
 
 Both hold an output to the coarser of its own dtype's tolerance and the cell's (`computed_in`): an op run in bfloat16
 that returns a float32 result (Liger's fused linear cross entropy returns its loss in float32 from bfloat16 logits)
@@ -147,46 +153,129 @@ def compare(
     return result
 
 
-def _specials_differ(
-    o: torch.Tensor, r: torch.Tensor, label: str, overflow: torch.Tensor | None = None, dtype: torch.dtype | None = None
-) -> str | None:
-    """Where NaN or an infinity is in one and not the other: what the comparison says, or None. `overflow`: the
-    elements whose magnitude (the exact value's, or its terms' where an error scale is declared) overflows the
-    dtype and where eager is not finite: there eager's inf or NaN is its summation order's, so the output must be
-    non-finite too, any of NaN and +-inf."""
-    judged = torch.ones_like(o, dtype=torch.bool)
-    if overflow is not None:
-        finite_there = overflow & torch.isfinite(o)
-        if finite_there.any():
-            where = finite_there.nonzero()[0].tolist()
-            return (
-                f"{label}: finite where the exact value overflows {str(dtype).removeprefix('torch.')}: "
-                f"{int(finite_there.sum())} element(s), first at {where}"
-            )
-        judged = ~overflow
-    for what, o_mask, r_mask in (
-        ("NaN", o.isnan(), r.isnan()),
-        ("+inf", o == math.inf, r == math.inf),
-        ("-inf", o == -math.inf, r == -math.inf),
-    ):
-        differ = (o_mask != r_mask) & judged
-        if differ.any():
-            where = differ.nonzero()[0].tolist()
-            return (
-                f"{label}: {what} where eager has none, or missing where eager has it: "
-                f"{int(differ.sum())} element(s), first at {where}"
-            )
-    return None
+# What a generated input can show, worst first: the names a fuzz finding records (compat.evidence.findings).
+DIFFERENCES = {
+    "finite_where_nonfinite": "finite where eager and float64 are NaN or inf (a special value lost)",
+    "wrong_nonfinite": "NaN where eager and float64 have inf, or inf of another sign",
+    "finite_where_overflow": "finite where the exact value overflows the dtype and eager is not finite",
+    "nonfinite": "NaN or inf where float64 is finite and eager too",
+    "wrong_values": "finite values beyond the tolerance",
+    "overflow_only": "NaN or inf only where eager overflows too (float64 is finite there)",
+}
 
 
-def _overflowing(magnitude: torch.Tensor | None, r: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
-    """Where `magnitude` exceeds the dtype's range (an error scale computed in float32 may itself be inf) and eager
-    is not finite, or None without one."""
-    if magnitude is None:
-        return None
+def _shown(x: float) -> str:
+    return "NaN" if math.isnan(x) else f"{x:.6g}"
+
+
+def _judge(
+    o: torch.Tensor,
+    r: torch.Tensor,
+    t: torch.Tensor | None,
+    magnitude: torch.Tensor | None,
+    dtype: torch.dtype,
+    tol: float,
+    label: str,
+    whole: bool,
+) -> dict[str, Any]:
+    """Element by element against float64 `t` (eager `r` where there is none), in float64 on the output's device.
+
+    Each element falls in one class:
+    - eager and float64 not finite (NaN and inf inputs propagate): the op must be non-finite too, as eager or as
+      float64 is;
+    - the exact value overflows the dtype (float64 beyond its largest value, or the declared error scale `magnitude`
+      where float64 shows none) and eager is not finite: the op must be non-finite too, any of NaN and +-inf;
+    - float64 finite in the dtype's range and eager not (eager overflowed on the way): the op is held to float64
+      alone, and its NaN or inf there is an `overflow_only` difference (it overflows where eager does);
+    - otherwise: within tol x scale of the truth plus EAGER_MULTIPLE x eager's own error there (an infinity of the
+      exact value's sign passes where the exact value overflows the dtype).
+    `whole`: the scale and eager's error are the tensor's (a gradient sums over what it reaches), else each
+    element's own (`magnitude`, or |truth|)."""
     info = torch.finfo(dtype)
     # Beyond the largest finite value by half its ulp: below that, correct rounding gives the finite max, not inf.
-    return (magnitude.abs() >= info.max + info.eps * 2.0 ** (math.frexp(info.max)[1] - 2)) & ~torch.isfinite(r)
+    top = info.max + info.eps * 2.0 ** (math.frexp(info.max)[1] - 2)
+    exact = t is not None
+    t = t if t is not None else r
+    eager_ok, exact_ok, out_ok = torch.isfinite(r), torch.isfinite(t), torch.isfinite(o)
+    representable = exact_ok & (t.abs() < top)
+    big = (magnitude.abs() >= top) if magnitude is not None else torch.zeros_like(eager_ok)
+    eager_overflowed = ~eager_ok & representable if exact else torch.zeros_like(eager_ok)
+    # Both eager and the exact value (or its terms) overflow; a NaN or inf of the inputs, carried through; the rest,
+    # held to a finite truth: float64 where it has a value, else eager (a reference that overflows in float64).
+    overflows = ~eager_ok & ~representable & (big | exact_ok)
+    propagated = ~eager_ok & ~exact_ok & ~overflows
+    measured = ~overflows & ~propagated
+    truth = torch.where(exact_ok, t, r)
+
+    def same_special(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return (a.isnan() & b.isnan()) | (~torch.isfinite(a) & (a == b))
+
+    saturated = eager_ok & exact_ok & ~representable & (o == torch.sign(t) * math.inf)  # the exact value overflows
+    found: dict[str, torch.Tensor] = {
+        "finite_where_nonfinite": propagated & out_ok,
+        "wrong_nonfinite": propagated & ~out_ok & ~same_special(o, r) & ~same_special(o, t),
+        "finite_where_overflow": overflows & out_ok,
+        "nonfinite": measured & ~eager_overflowed & ~out_ok & ~saturated,
+        "overflow_only": eager_overflowed & ~out_ok,
+    }
+    compared = measured & out_ok & ~saturated
+    err = (o - truth).abs()
+    own = (r - truth).abs()
+    own = torch.where(eager_ok & compared, own, torch.zeros_like(own))  # eager's error, where eager has a value
+    if whole:
+        scale = truth[compared].abs().max() if compared.any() else torch.zeros((), dtype=o.dtype, device=o.device)
+        allowance = own[compared].max() if compared.any() else scale
+        bound = tol * scale + EAGER_MULTIPLE * allowance + info.tiny
+        per = scale.clamp_min(info.tiny).expand_as(err)
+    else:
+        per = (magnitude.abs() if magnitude is not None else truth.abs()).to(err)
+        bound = tol * per + EAGER_MULTIPLE * own + info.tiny
+        scale = per[compared].max() if compared.any() else torch.zeros((), dtype=o.dtype, device=o.device)
+    found["wrong_values"] = compared & (err > bound)
+    kept = err[compared]
+    # The relative error the tolerance bounds: beyond eager's own (EAGER_MULTIPLE x) and the dtype's tiny, over the
+    # scale; an op exactly as accurate as eager, or more, has 0.
+    excess = ((err - (bound - tol * per)).clamp_min(0) / per.clamp_min(info.tiny))[compared]
+    result: dict[str, Any] = {
+        "max_abs_err": kept.max().item() if kept.numel() else 0.0,
+        "max_rel_err": excess.max().item() if kept.numel() else 0.0,
+        "informative": bool((per[compared] > 0).any()) if not whole else bool(scale.item() > 0),
+        "against": "float64" if exact else "eager",
+        "eager_overflowed": int(eager_overflowed.sum()),
+        "ok": True,
+    }
+    for difference in DIFFERENCES:
+        mask = found[difference]
+        if mask.any():
+            where = tuple(mask.nonzero()[0].tolist())
+            result.update(
+                ok=False,
+                difference=difference,
+                elements=int(mask.sum()),
+                why=f"{label}: {_described(difference, where, o, r, t if exact else None, int(mask.sum()), dtype, tol)}",
+            )
+            break
+    return result
+
+
+def _described(
+    difference: str, where: tuple, o: torch.Tensor, r: torch.Tensor, t, n: int, dtype: torch.dtype, tol: float
+) -> str:
+    """One sentence that names each side at the first element: the op's value, eager's and float64's."""
+    got, eager = _shown(o[where].item()), _shown(r[where].item())
+    sides = f"eager {eager}" + (f", float64 {_shown(t[where].item())}" if t is not None else "")
+    name = str(dtype).removeprefix("torch.")
+    lead = f"{n} element(s), first at {list(where)}: your op gives {got}"
+    return {
+        "finite_where_nonfinite": f"{lead} where eager and float64 are not finite ({sides}): a NaN or inf lost",
+        "wrong_nonfinite": f"{lead}, another non-finite value than eager's and float64's ({sides})",
+        "finite_where_overflow": f"{lead}, finite where the exact value overflows {name} ({sides})",
+        "nonfinite": f"{lead} where float64 and eager are finite ({sides})",
+        "wrong_values": f"{lead} ({sides}): beyond {tol} x the scale"
+        + (f" + {EAGER_MULTIPLE:g} x eager's own error" if t is not None else ""),
+        "overflow_only": f"{lead} where eager is {eager} too but float64 is finite ({sides}): it overflows where "
+        f"eager overflows ({name}); an op that computes those steps in a wider type passes",
+    }[difference]
 
 
 @_ours
@@ -199,48 +288,18 @@ def compare_elementwise(
     ref64: torch.Tensor | None = None,
     tol: float | None = None,
 ) -> dict[str, Any]:
-    """`scale`: what each element's error is measured against, when not |ref| (a dot product errs relative to the
-    sum of its terms' magnitudes, however much they cancel). `ref64`: the reference in float64; an element then
-    passes within tol x its scale of the float64 value plus EAGER_MULTIPLE x eager's own error there."""
+    """Each element held to its own magnitude (`scale`, where declared: a dot product errs relative to the sum of
+    its terms' magnitudes, however much they cancel), against float64 where `ref64` is given (see _judge)."""
     tol, result, comparable = _start(out, ref, label, computed_in, tol)
     if not comparable:
-        return result
+        return {**result, "difference": "outputs"}
     o, r = out.detach().double(), ref.detach().double()  # on the output's device: examples reach 1e6 elements
     exact = _usable64(ref, ref64)
-    t = exact.detach().to(r.device) if exact is not None else r
-    # What overflows: the exact value, or the terms an error scale measures (a reference that computes in float32
+    t = exact.detach().to(r.device) if exact is not None else None
+    # What overflows: the terms an error scale measures, else the exact value (a reference that computes in float32
     # overflows in float64 too, and so shows no exact value there).
-    magnitude = scale.to(r) if scale is not None else (t if t is not r else None)
-    differ = _specials_differ(o, r, label, _overflowing(magnitude, r, ref.dtype), ref.dtype)
-    if differ:
-        return {**result, "ok": False, "why": differ}
-    finite = torch.isfinite(r)
-    tiny = torch.finfo(ref.dtype).tiny
-    finite &= torch.isfinite(t)  # where float64 overflows too, eager's mask above already held the output to it
-    err = (o - t).abs()[finite]
-    eager_err = (r - t).abs()[finite]
-    scale = (t.abs() if scale is None else scale.to(r).abs())[finite]
-    bad = err > tol * scale + EAGER_MULTIPLE * eager_err + tiny
-    result.update(
-        max_abs_err=err.max().item() if err.numel() else 0.0,
-        max_rel_err=(err / scale.clamp_min(tiny)).max().item() if err.numel() else 0.0,
-        informative=bool((scale > 0).any()),
-        ok=not bool(bad.any()),
-        against="float64" if t is not r else "eager",
-    )
-    if bad.any():
-        first = finite.nonzero()[bad.nonzero()[0, 0]].tolist()
-        truth = (
-            f"float64 {t[tuple(first)].item():.6g}, eager {r[tuple(first)].item():.6g}"
-            if t is not r
-            else f"eager {r[tuple(first)].item():.6g}"
-        )
-        bound = f"{tol} x |float64| + {EAGER_MULTIPLE:g} x eager's own error" if t is not r else f"{tol} x |eager|"
-        result["why"] = (
-            f"{label}: {int(bad.sum())} element(s) beyond {bound} + {tiny:.3g}; first at "
-            f"{first}: got {o[tuple(first)].item():.6g}, {truth}"
-        )
-    return result
+    magnitude = scale.to(r) if scale is not None else None
+    return {**result, **_judge(o, r, t, magnitude, ref.dtype, tol, label, whole=False)}
 
 
 @_ours
@@ -252,37 +311,14 @@ def compare_gradient(
     ref64: torch.Tensor | None = None,
     tol: float | None = None,
 ) -> dict[str, Any]:
-    """A gradient on generated inputs: NaN and +-inf where eager has them (as compare_elementwise), the finite
-    elements held together to the gradient's scale (as compare): a gradient sums over what it reaches, so an
-    element's error follows its terms' magnitudes, not its own value, which cancellation may bring near zero."""
-    _, result, comparable = _start(out, ref, label, computed_in, tol)
+    """A gradient on generated inputs: its special values as compare_elementwise judges them, its finite elements
+    held together to the gradient's scale (as compare): a gradient sums over what it reaches, so an element's error
+    follows its terms' magnitudes, not its own value, which cancellation may bring near zero. Where there is nothing
+    to measure against (every truth zero), the gradient must be zero."""
+    tol, result, comparable = _start(out, ref, label, computed_in, tol)
     if not comparable:
-        return result
+        return {**result, "difference": "outputs"}
     o, r = out.detach().double(), ref.detach().double()
     usable = _usable64(ref, ref64)
-    exact = usable.detach().to(r.device) if usable is not None else None
-    differ = _specials_differ(o, r, label, _overflowing(exact, r, ref.dtype), ref.dtype)
-    if differ:
-        return {**result, "ok": False, "why": differ}
-    finite = torch.isfinite(r)
-    if not bool(finite.any()) or r[finite].abs().max().item() == 0.0:  # nothing to measure against: must be zero
-        ok = bool((o[finite] == 0).all())  # (true of no element at all: every one NaN or inf where eager's is)
-        return {
-            **result,
-            "ok": ok,
-            "informative": False,
-            "max_abs_err": 0.0,
-            "max_rel_err": 0.0,
-            **({} if ok else {"why": f"{label}: nonzero where eager's gradient is zero"}),
-        }
-    return {
-        **compare(
-            out.detach()[finite],
-            ref.detach()[finite],
-            label,
-            computed_in,
-            None if exact is None else exact[finite],
-            tol,
-        ),
-        "informative": True,
-    }
+    t = usable.detach().to(r.device) if usable is not None else None
+    return {**result, **_judge(o, r, t, None, ref.dtype, tol, label, whole=True)}

@@ -23,6 +23,7 @@ import operator
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..errors import DeclarationError
 from .contract import GIVEN, Module, Tensor
@@ -192,6 +193,27 @@ def pair(kernel: "Entry", op: Any, dtype: str, device: str, embedded: bool = Tru
     return OpModule(as_function(kernel, op, only)), OpModule(as_function(kernel, reference, only))
 
 
+WORKING_PRECISIONS = (torch.float32, torch.float16, torch.bfloat16)
+DOWNCASTS = {torch.Tensor.float, torch.Tensor.half, torch.Tensor.bfloat16}
+
+
+class KeepFloat64(TorchFunctionMode):
+    """The reference's float64 run computes the exact value: where the reference casts to a working precision
+    (`x.float()`, as a reference that computes at least in float32 does, `.to(torch.float32)`, `dtype=torch.float32`),
+    the cast keeps float64. Without it such a reference ran its "float64" run in float32: it overflowed where the
+    kernel is exact (a row holding float32's largest value) and underflowed where it is not (my_swish, on the H100)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in DOWNCASTS and args and args[0].is_floating_point():
+            return args[0].to(torch.float64)
+        if kwargs.get("dtype") in WORKING_PRECISIONS:
+            kwargs["dtype"] = torch.float64
+        if func is torch.Tensor.to and len(args) > 1 and args[1] in WORKING_PRECISIONS:
+            args = (args[0], torch.float64, *args[2:])
+        return func(*args, **kwargs)
+
+
 def in_float64(reference: torch.nn.Module, args) -> tuple | None:
     """The reference model run in float64: its floating parameters, buffers and inputs upcast (the values the cell's
     dtype holds, exactly), its floating outputs as float64. None where the reference cannot run in float64 (code
@@ -205,14 +227,15 @@ def in_float64(reference: torch.nn.Module, args) -> tuple | None:
         for a in args
     )  # copies: it may write into them
     try:
-        if isinstance(reference, torch.nn.Module):
-            state = {
-                name: t.detach().double() if t.is_floating_point() else t
-                for name, t in (*reference.named_parameters(), *reference.named_buffers())
-            }
-            outputs = torch.func.functional_call(reference, state, upcast)
-        else:  # a plain function of the inputs
-            outputs = reference(*upcast)
+        with KeepFloat64():
+            if isinstance(reference, torch.nn.Module):
+                state = {
+                    name: t.detach().double() if t.is_floating_point() else t
+                    for name, t in (*reference.named_parameters(), *reference.named_buffers())
+                }
+                outputs = torch.func.functional_call(reference, state, upcast)
+            else:  # a plain function of the inputs
+                outputs = reference(*upcast)
     except DeclarationError:  # the reference raised in float64: it is not the declaration's fault here
         return None
     outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)

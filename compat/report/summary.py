@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from ..evidence.baseline import summary_lines as baseline_lines
+from ..evidence.expectations import NEEDS_REASON
 from ..evidence.outcomes import Outcome
 from .report import CellView, Matrix, fuzz_headline
 
@@ -147,3 +148,15 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None, width: i
     if results_path:
         lines.append(f"results: {results_path}")
     return lines
+
+
+def needs_reason_lines(needs: list[str], path) -> list[str]:
+    """The fuzz findings an accept recorded without a reason, and what to do with each (exit 1)."""
+    if not needs:
+        return []
+    head = f"NEEDS A REASON: {len(needs)} fuzz finding(s) recorded in {path} that no catalogue entry explains"
+    return [
+        head,
+        *(f"  {line}" for line in needs),
+        *textwrap.wrap(NEEDS_REASON, 100, initial_indent="  ", subsequent_indent="  "),
+    ]

@@ -19,7 +19,7 @@ from ..atomic import check_writable, write_atomic
 from ..errors import CompatError
 from ..evidence import diff, results, versions
 from ..evidence.baseline import neighbours
-from ..evidence.expectations import Expectations, Run, accept, dump, measured_on
+from ..evidence.expectations import Expectations, Run, accept_run, dump, measured_on
 from ..evidence.outcomes import Outcome
 from ..matrix.cases import import_cases, installed_case_modules
 from ..matrix.cells import (
@@ -34,6 +34,7 @@ from ..matrix.cells import (
 from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, page, report, upgrade
 from ..report import describe as described
+from ..report.summary import needs_reason_lines
 from . import schedule
 from .doctor import main as doctor
 from .environment import describe, machine_label
@@ -228,23 +229,24 @@ def _accept(args: argparse.Namespace) -> int:
     run = Run.from_env(doc["environment"])
     findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in doc.get("fuzz") or []}
     try:
-        changes = accept(
-            exp, observed, run, measured_on(doc["environment"]), neighbours=neighbours(exp, run, above=True)
+        done = accept_run(
+            exp, observed, findings, run, measured_on(doc["environment"]), neighbours(exp, run, above=True)
         )
-        changes += accept(exp, findings, run, measured_on(doc["environment"]), section="fuzz")
         if not exp.path.exists():  # nothing to change: the file still exists afterwards, as the user asked
             write_atomic(exp.path, dump(exp.data))
     except OSError as exc:  # writable a moment ago; no longer
         print(f"error: cannot write {path} ({exc}); {args.results} is untouched", file=sys.stderr)
         return INTERNAL
-    for change in changes:
+    for change in done.changes:
         print(f"accepted: {change}")
     left_out = sum(not in_matrix(cell_id) for cell_id in observed)
     print(
-        f"{len(changes)} change(s) written to {exp.path}"
+        f"{len(done.changes)} change(s) written to {exp.path}"
         + (f"; {left_out} cell(s) no longer in the matrix left out" if left_out else "")
     )
-    return OK
+    for line in needs_reason_lines(done.needs_reason, exp.path):
+        print(line)
+    return FOUND if done.needs_reason else OK
 
 
 def _versions(args: argparse.Namespace) -> int:

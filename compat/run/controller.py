@@ -22,8 +22,8 @@ from xdist.scheduler import LoadGroupScheduling
 
 from ..atomic import check_writable, write_atomic
 from ..errors import CompatError, HarnessError, ResultsError
-from ..evidence import baseline, results
-from ..evidence.expectations import Expectations, Run, accept, measured_on, verdict
+from ..evidence import baseline, findings, results
+from ..evidence.expectations import Expectations, Run, accept_run, measured_on, verdict
 from ..evidence.outcomes import Outcome, skipped
 from ..matrix.cases import import_cases
 from ..matrix.cells import (
@@ -41,7 +41,7 @@ from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
 from ..matrix.tiers import in_tier
 from ..processes import stop_descendants
 from ..report import coverage
-from ..report.summary import summary_lines
+from ..report.summary import needs_reason_lines, summary_lines
 from . import schedule
 from .environment import describe
 from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
@@ -279,14 +279,10 @@ class MatrixRun:
             ]
 
         fuzz_cells = params("fuzz_cell")
-        known = {
-            c.id: [
-                e.row["example"]
-                for e in [self.expectations.lookup(c.id, self.run, "fuzz")]
-                if e is not None and "example" in e.row
-            ]
-            for c in fuzz_cells
-        }
+        pinned = {}
+        for c in fuzz_cells:
+            row = self.expectations.lookup(c.id, self.run, "fuzz")
+            pinned[c.id] = findings.pins(row.row) if row is not None else []
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
         launcher = Launcher(
             self.run_dir,
@@ -297,7 +293,7 @@ class MatrixRun:
             private_caches=self.private_caches,
             after_fork=self.after_fork,
         )
-        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, known, launcher)
+        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, pinned, launcher)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
     def pytest_sessionfinish(self, session, exitstatus):
@@ -347,6 +343,7 @@ class Controller(MatrixRun):
         self.started = time.monotonic()
         self.doc = None
         self.accepted: list[str] = []
+        self.needs_reason: list[str] = []  # fuzz findings the accept recorded without a reason (exit 1)
         self.accept_error: str | None = None  # the expectations could not be written at the end (exit 3)
         self.kept_run_dir = False
         self.fuzz_collected = False  # the fuzz tests were collected (maybe as an empty parameter set)
@@ -431,6 +428,8 @@ class Controller(MatrixRun):
         self.nothing_ran = None if self.interrupted else nothing_ran(self.records)
         if self.accept_error:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        elif self.needs_reason and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a wrong value recorded without a reason is found
         if self.nothing_ran and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a gate that checked nothing is no green gate
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.
@@ -492,17 +491,18 @@ class Controller(MatrixRun):
 
     def _accept(self, cells: list[dict]) -> None:
         observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in cells}
-        findings = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
+        found = {f["id"]: Outcome.from_dict(f["outcome"]) for f in self.records["fuzz"].values()}
         try:
             # The rows of each cell's nearest recorded version below: widened, not copied.
-            self.accepted = accept(
+            done = accept_run(
                 self.expectations,
                 observed,
+                found,
                 self.run,
                 measured_on(self.env),
-                neighbours=baseline.neighbours(self.expectations, self.run),
+                baseline.neighbours(self.expectations, self.run),
             )
-            self.accepted += accept(self.expectations, findings, self.run, measured_on(self.env), section="fuzz")
+            self.accepted, self.needs_reason = done.changes, done.needs_reason
         except OSError as exc:  # writable when the run began; no longer
             self.accept_error = (
                 f"--compat-accept: cannot write {self.expectations.path} ({exc}); nothing was "
@@ -527,6 +527,8 @@ class Controller(MatrixRun):
             terminalreporter.write_line(f"changes against the baseline, as Markdown: {self.changes_path}")
         for change in self.accepted:
             terminalreporter.write_line(f"accepted: {change}")
+        for line in needs_reason_lines(self.needs_reason, self.expectations.path):
+            terminalreporter.write_line(line, red=True)
         if self.accept_error:
             terminalreporter.write_line(f"ERROR {self.accept_error}", red=True)
         elif self.accept:

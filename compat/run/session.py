@@ -116,13 +116,13 @@ class RunSession:
         cells: Iterable[Cell],
         fuzz_cells: Iterable[Cell] = (),
         profile: str = "ci",
-        known_examples: dict[str, list[str]] | None = None,
+        pinned: dict[str, list[dict]] | None = None,
         launcher: Launcher | None = None,
     ):
         self.run_dir = Path(run_dir)
         self.launcher = launcher or Launcher(self.run_dir)
         self.profile = profile  # the Hypothesis profile of the fuzz tests
-        self.known_examples = known_examples or {}  # per cell id: recorded falsifying examples, replayed every run
+        self.pinned = pinned or {}  # per cell id: the findings its fuzz row pins (compat.evidence.findings.pins)
         cells = list(cells)
         self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
         for c in cells:
@@ -290,8 +290,12 @@ class RunSession:
 
     # ---- fuzz tests ----
 
-    def fuzz_known(self, cell: Cell, stages: list[str]) -> dict[str, list[str]]:
-        return {st: self.known_examples.get(dataclasses.replace(cell, stage=st).id, []) for st in stages}
+    def fuzz_known(self, cell: Cell, stages: list[str], replay: list[str] = ()) -> dict[str, dict]:
+        """Per stage: the findings its row pins, and examples to replay first (compat.child.fuzz.fuzz)."""
+        return {
+            st: {"pins": self.pinned.get(dataclasses.replace(cell, stage=st).id, []), "replay": list(replay)}
+            for st in stages
+        }
 
     def fuzz_outcome(self, cell: Cell) -> Outcome:
         """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
@@ -307,15 +311,14 @@ class RunSession:
             export is not None and export.kind not in died + ("passed",) and not cuda_error(export)
         ):
             finding = result.outcome(cell.stage, among=among)
-            if len(stages) == 1 or "example" not in finding.detail:
+            if len(stages) == 1 or not finding.detail.get("new"):
                 return finding
             return self._confirmed(cell, finding)
         return self._alone(cell)
 
     def _alone(self, cell: Cell, also: list[str] = ()) -> Outcome:
         """The stage fuzzed in a fresh process of its own, `also` (examples, as JSON) replayed first."""
-        known = self.fuzz_known(cell, [cell.stage])
-        known[cell.stage] = [*also, *known[cell.stage]]
+        known = self.fuzz_known(cell, [cell.stage], also)
         task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=known)
         return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(
             cell.stage, among=("export", cell.stage)
@@ -328,12 +331,12 @@ class RunSession:
         fault, not the op: a harness error naming both outcomes."""
         example = json.dumps(finding.detail["example"], separators=(",", ":"))
         alone = self._alone(cell, also=[example])
-        if alone.kind != "passed":
+        if alone.detail.get("new") or "findings" not in alone.detail:  # the finding again, or no search at all
             return alone
         raise HarnessError(
             f"{cell.id}: the fuzz finding of its shared child ({finding.summary()}; example {example}) "
-            f"did not reproduce with the stage fuzzed alone in a fresh process (passed): state left "
-            f"by the stages fuzzed before it decided it"
+            f"did not reproduce with the stage fuzzed alone in a fresh process ({alone.summary()}): state "
+            f"left by the stages fuzzed before it decided it"
         )
 
     # ---- end ----
@@ -374,7 +377,7 @@ def cut_short(run_dir: Path) -> dict[str, Outcome]:
 
 
 def fuzz_task(
-    cell: Cell, stages: list[str], profile: str, example: str | None = None, known: dict[str, list[str]] | None = None
+    cell: Cell, stages: list[str], profile: str, example: str | None = None, known: dict[str, dict] | None = None
 ) -> tuple[str, dict[str, Any], float]:
     """The child that fuzzes `stages` of the cell's family: (task, arguments without the cell, timeout)."""
     args: dict[str, Any] = {"stages": stages, "profile": profile, "example": example, "known": known or {}}

@@ -1,0 +1,175 @@
+"""A fuzz finding: what a generated input showed, pinned so that a later run tells it apart from a new difference.
+
+A finding is a difference's signature and the example that shows it:
+- `output`: what differed, as the comparison names it ("compiled grad of x", "eager out"), or the artifact that
+  raised;
+- `layout`: the example's layout (contiguous, transposed, sliced, strided);
+- `difference`: a key of DIFFERENCES (numerics' element classes, and the op's error);
+- `cause`: "special values" where the example without its NaN, inf, subnormal, zero and largest values shows
+  nothing, else "ordinary values";
+- `max_rel_err`: for wrong values, the worst relative error seen; `error`: for an error, its exception type.
+
+A row of the expectations' fuzz section pins its findings. The fuzz test replays each pinned example first and
+then searches on: a difference a pin explains (the same signature: output, layout, family of difference and cause;
+and an error at most ERROR_MARGIN times the pinned one) is counted, not raised, so the search goes on past it; any
+other difference is a new finding and fails the gate, whatever the row says (another output, another layout,
+another kind of difference, ordinary values where the pin needs special ones, a larger error). A pinned example that no longer
+shows its difference fails the gate too: the fix is recorded by accepting it.
+
+A row recorded before findings were pinned lists only its example: its replay in each run pins what it shows then.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..errors import ExpectationsError
+from ..matrix.strategies import LAYOUTS, Example
+from .numerics import DIFFERENCES as VALUE_DIFFERENCES
+
+DIFFERENCES = {
+    **VALUE_DIFFERENCES,
+    "outputs": "another number, shape or dtype of outputs than eager's",
+    "no_gradient": "no gradient reached an input that eager differentiates",
+    "error": "an error on an input it should take (a view refused without saying why, or any other)",
+}
+CAUSES = ("special values", "ordinary values")
+ERROR_MARGIN = 2.0  # a pinned wrong-values finding explains errors up to this multiple of the worst it saw
+
+
+@dataclass(frozen=True)
+class Finding:
+    output: str
+    layout: str
+    difference: str
+    cause: str
+    example: str  # the example's JSON (compat.matrix.strategies.Example)
+    max_rel_err: float | None = None
+    error: str | None = None
+
+    @property
+    def family(self) -> str:
+        """Differences of one family explain one another: wrong values, NaN or inf where the truth is finite and a
+        special value lost all come of one wrong computation (a kernel reading a view as contiguous shows each, by
+        what the example holds); overflowing as eager does, an error, the outputs' number or a missing gradient are
+        each a family of their own."""
+        return {"overflow_only": "overflow", "error": "error", "outputs": "outputs", "no_gradient": "no_gradient"}.get(
+            self.difference, "values"
+        )
+
+    @property
+    def signature(self) -> tuple:
+        """What a pin and a later observation must share. An overflow where eager overflows too is the dtype's, on any
+        layout and from large ordinary values as from the largest special ones."""
+        if self.family == "overflow":
+            return (self.output, self.family)
+        return (self.output, self.layout, self.family, self.cause, self.error)
+
+    def explains(self, seen: "Finding") -> bool:
+        if seen.signature != self.signature:
+            return False
+        if self.max_rel_err is None or seen.max_rel_err is None:
+            return True
+        return seen.max_rel_err <= ERROR_MARGIN * self.max_rel_err
+
+    def unlike(self, seen: "Finding") -> str:
+        """What sets `seen` apart from this pin, in words."""
+        parts = []
+        for name, what in (
+            ("output", "another output"),
+            ("layout", "another layout"),
+            ("family", "another kind of difference"),
+            ("cause", "another cause"),
+            ("error", "another error"),
+        ):
+            if getattr(seen, name) != getattr(self, name) and (
+                self.family != "overflow" or name in ("output", "family")
+            ):
+                parts.append(f"{what} ({getattr(seen, name)}; pinned: {getattr(self, name)})")
+        if not parts and not self.explains(seen):
+            parts.append(
+                f"a larger error (max rel err {seen.max_rel_err:.3g} > {ERROR_MARGIN:g} x the pinned "
+                f"{self.max_rel_err:.3g})"
+            )
+        return ", ".join(parts)
+
+    def text(self) -> str:
+        what = f"{self.error}" if self.difference == "error" else self.difference
+        err = f", max rel err {self.max_rel_err:.3g}" if self.max_rel_err is not None else ""
+        return f"{self.output}, {self.layout}: {what}{err}, from {self.cause}"
+
+    def to_row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_row(cls, row: Any, where: str) -> "Finding":
+        if not isinstance(row, dict):
+            raise ExpectationsError(f"{where}: a finding must be a mapping")
+        names = {f.name for f in fields(cls)}
+        unknown, missing = set(row) - names, {"output", "layout", "difference", "cause", "example"} - set(row)
+        if unknown or missing:
+            raise ExpectationsError(
+                f"{where}: a finding has the keys {sorted(names)}"
+                + (f"; unknown: {sorted(unknown)}" if unknown else "")
+                + (f"; missing: {sorted(missing)}" if missing else "")
+            )
+        for key, allowed in (("layout", LAYOUTS), ("difference", tuple(DIFFERENCES)), ("cause", CAUSES)):
+            if row[key] not in allowed:
+                raise ExpectationsError(f"{where}: {key} {row[key]!r} is none of {', '.join(allowed)}")
+        err = row.get("max_rel_err")
+        if err is not None and not (isinstance(err, (int, float)) and math.isfinite(err) and err >= 0):
+            raise ExpectationsError(f"{where}: max_rel_err {err!r} is not a finite number >= 0")
+        if (row["difference"] == "error") != (row.get("error") is not None):
+            raise ExpectationsError(f"{where}: 'error' names the exception type of an error finding, and only there")
+        example_json(row["example"], where)
+        return cls(**row)
+
+
+def example_json(text: Any, where: str) -> Example:
+    try:
+        return Example.from_json(text)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ExpectationsError(
+            f"{where}: example is not a fuzz example's JSON ({exc}); copy it from the failing test's reproducer"
+        ) from None
+
+
+def pins(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a fuzz row pins, as the fuzz test takes it: its findings, or (a row recorded before findings were pinned)
+    its example alone, which the run's replay pins."""
+    if row.get("findings"):
+        return [dict(f) for f in row["findings"]]
+    return [{"example": row["example"]}] if row.get("example") else []
+
+
+def recorded(outcome) -> dict[str, Any]:
+    """What a fuzz row records of a fuzz outcome: its findings (without this run's counts) and the first one's
+    reproducer; an outcome from before findings were pinned, its example and reproducer."""
+    detail = outcome.detail
+    found = [{k: v for k, v in f.items() if k not in ("pinned", "seen")} for f in detail.get("findings") or []]
+    if found:
+        return {"findings": found, **({"reproducer": detail["reproducer"]} if detail.get("reproducer") else {})}
+    if detail.get("example"):
+        return {"example": json.dumps(detail["example"], separators=(",", ":")), "reproducer": detail["reproducer"]}
+    return {}
+
+
+def disagreement(row: dict[str, Any], outcome) -> list[str]:
+    """Lines saying how a fuzz outcome leaves its row's findings: each new finding and how it differs from the
+    nearest pin, each pin whose example no longer shows it."""
+    pinned = [Finding(**f) for f in row.get("findings") or []]
+    lines = []
+    for f in outcome.detail.get("findings") or []:
+        if f.get("pinned"):
+            continue
+        seen = Finding(**{k: v for k, v in f.items() if k not in ("pinned", "seen")})
+        near = [p for p in pinned if p.output == seen.output] or pinned
+        unlike = min((p.unlike(seen) for p in near), key=len, default="")
+        lines.append(f"{'new finding' if pinned else 'finding'}: {seen.text()}" + (f" [{unlike}]" if unlike else ""))
+    lines += [f"pinned finding no longer shows: {text}" for text in outcome.detail.get("unreproduced") or []]
+    if outcome.detail.get("search_cut"):
+        lines.append(outcome.detail["search_cut"])
+    return lines
