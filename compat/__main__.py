@@ -4,7 +4,7 @@ and AOTInductor, and do they still match eager? Run the matrix, gate it on its e
   run [pytest args...]               the matrix and its fuzz tests under pytest-xdist, from any folder of a
                                      repository (the pytest ini found upward, as pytest finds it, and its
                                      compat_cases and expectations configure the run); writes a results file
-  report RESULTS.json                the support matrix as Markdown and HTML
+  report [RESULTS.json]              the support matrix as Markdown and HTML (default: the latest run)
   diff OLD.json NEW.json             what changed between two runs, as Markdown (a pull-request comment)
   accept RESULTS.json                record a run's outcomes into the expectations file (as --compat-accept)
   shard --count N --durations R.json N cell lists of about equal recorded seconds, one per CI runner (run each with
@@ -59,12 +59,17 @@ def parser(prog: str) -> argparse.ArgumentParser:
     run.add_argument(
         "--results",
         metavar="PATH",
-        help=f"results file (default: {RUNS_DIR}/torch-<v>_triton-<v>_<gpu>.json; the committed results/ "
-        f"change only when named here)",
+        help=f"results file (default: a file of its own, {RUNS_DIR}/torch-<v>_triton-<v>_<gpu>_<time>.json, and "
+        f"{RUNS_DIR}/latest.json linking the newest whole run; the committed results/ change only when named here)",
     )
     run.add_argument("-n", "--workers", default="auto", help="xdist workers (default: auto)")
     rep = sub.add_parser("report", help="render the support matrix (Markdown and HTML) from a results file")
-    rep.add_argument("results", help="a results JSON written by a run")
+    rep.add_argument(
+        "results",
+        nargs="?",
+        help=f"a results JSON written by a run (default: the repository's {RUNS_DIR}/latest.json, its newest run "
+        f"that no later run cut short or narrowed)",
+    )
     rep.add_argument(
         "--out-dir",
         default=REPORT_DIR,
@@ -179,7 +184,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
         "--results",
         nargs="+",
         metavar="RESULTS.json",
-        help="results files to look the cell up in (default: results/*.json* beside the repository's ini)",
+        help=f"results files to look the cell up in (default: every run in the repository's {RUNS_DIR}/ and its "
+        f"committed results/*.json*)",
     )
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     return top

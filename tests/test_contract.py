@@ -4,7 +4,7 @@ the styles build their ops from the declared signature; what does not apply says
 import pytest
 import torch
 
-from compat import Dim, Kernel, Scalar, Tensor, Tunable, register_kernel
+from compat import Dim, Kernel, Scalar, Tensor, Tunable, register_kernel, register_op
 from compat.errors import RegistryError
 from compat.matrix.cells import Cell, why_not_applicable
 from compat.matrix.kernels import KERNELS, launch_silu, silu_kernel, silu_reference
@@ -31,8 +31,9 @@ def declare(**overrides):
         (dict(inputs=(Tensor("x"), Scalar("s", b"text"))), "scalar 's': type bytes is none of int, float, bool, str"),
         (
             dict(inputs=(Tensor("x"), Scalar("s", 1, choices=(1, "two")))),
-            "scalar 's': choices (1, 'two') are not all int",
+            "scalar 's': its choices (1, 'two') are not all int",
         ),
+        (dict(inputs=(Tensor("x"), Scalar("s", 1.5, int))), "scalar 's': its default 1.5 is not int"),
     ],
 )
 def test_a_bad_declaration_names_the_module_the_kernel_and_the_problem(overrides, problem):
@@ -84,3 +85,61 @@ def test_omitted_scalars_take_their_defaults():
 )
 def test_what_does_not_apply_says_why(case, why):
     assert why in why_not_applicable(case)
+
+
+@pytest.fixture(scope="module")
+def typed_op():
+    @torch.library.custom_op("compat_test::typed", mutates_args=())
+    def typed(x: torch.Tensor, scale: float, n: int, bias: torch.Tensor | None) -> torch.Tensor:
+        return x * scale
+
+    @torch.library.custom_op("compat_test::typed_backward", mutates_args=())
+    def typed_backward(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    return typed, typed_backward
+
+
+@pytest.mark.parametrize(
+    "inputs, problem",
+    [
+        ((Tensor("x"), Scalar("scale", "1.5"), Scalar("n", 2), Tensor("bias")), "input 'scale': passes '1.5' (str)"),
+        ((Tensor("x"), Scalar("scale", 1.5), Scalar("n", 2.5), Tensor("bias")), "input 'n': passes 2.5 (float)"),
+        ((Tensor("x"), Tensor("scale"), Scalar("n", 2), Tensor("bias")), "input 'scale': declared a Tensor, but"),
+        (
+            (Tensor("x"), Scalar("scale", 1.5, optional=True, choices=(None,)), Scalar("n", 2)),
+            "'scale': passes None, but",
+        ),
+        ((Tensor("x"), Scalar("scale", 1.5), Scalar("n", 2), Tensor("bias"), Scalar("k", 1)), "'k': compat_test::"),
+        ((Tensor("x"), Scalar("scale", 1.5), Scalar("n", 2), Tensor("bias", optional=True)), None),
+        ((Tensor("x"), Scalar("scale", 2), Scalar("n", True)), None),  # torch takes an int for a float, a bool an int
+    ],
+)
+def test_an_ops_inputs_are_checked_against_its_schema_when_declared(typed_op, inputs, problem):
+    from compat import Op
+
+    reference = eval(f"lambda {', '.join(a.name for a in inputs)}: x")  # noqa: S307 - the declared parameters
+    declare_op = dict(name="t_typed", doc="typed", shipped=typed_op[0], reference=reference, inputs=inputs)
+    if problem is None:
+        Op(**declare_op)
+        return
+    with pytest.raises(RegistryError, match="op 't_typed': " + ".*" + problem.replace("(", r"\(").replace(")", r"\)")):
+        Op(**declare_op)
+
+
+def test_a_helper_op_counts_as_declared_and_must_be_a_library_op(typed_op):
+    from compat import Op
+    from compat.report.coverage import declarations
+
+    spec = dict(name="t_helped", doc="d", shipped=typed_op[0], reference=lambda x, scale, n: x)
+    inputs = (Tensor("x"), Scalar("scale", 1.5), Scalar("n", 2))
+    with pytest.raises(RegistryError, match="helpers: .* is not a torch.library op"):
+        Op(inputs=inputs, helpers=(torch.relu,), **spec)
+    register_op(Op(inputs=inputs, helpers=(typed_op[1],), **spec))
+    try:
+        assert declarations("compat_test") == {
+            "compat_test::typed": ["t_helped"],
+            "compat_test::typed_backward": ["t_helped's helper"],
+        }
+    finally:
+        del KERNELS["t_helped"]

@@ -591,7 +591,7 @@ def test_a_second_signal_while_the_first_is_handled_raises_nothing():
     run = SimpleNamespace(interrupted=None)
     with pytest.raises(KeyboardInterrupt, match="SIGINT"):
         Controller._signalled(run, signal.SIGINT, None)
-    assert run.interrupted == "interrupted by SIGINT: the cells done so far"
+    assert run.interrupted == "interrupted by SIGINT"
     try:
         Controller._signalled(run, signal.SIGINT, None)
         Controller._signalled(run, signal.SIGTERM, None)

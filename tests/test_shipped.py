@@ -72,7 +72,7 @@ def test_a_union_keeps_out_the_styles_that_register_an_op_and_says_why():
 
 
 def test_a_declared_choice_must_have_the_scalars_type():
-    with pytest.raises(RegistryError, match="choices \\(1, 'two'\\) are not all int"):
+    with pytest.raises(RegistryError, match="its choices \\('two',\\) are not all int"):
         Kernel(
             name="t_bad",
             doc="bad",

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from ..matrix.styles import styles_where
 
 INTERPRETER = ("cpu_interpret",)
+INTERPRETER_LIMIT = (
+    "Triton's interpreter runs kernels eagerly on CPU tensors only; torch cannot trace, compile or export an "
+    "interpreted kernel, so the CPU measures eager and eager_backward alone: measure this stage on a GPU"
+)
 CPU = ("cpu", "cpu_interpret")
 
 
@@ -36,6 +40,9 @@ class Known:
     # the name an expectations row refers to it by (`known: <key>`) instead of copying its words; an entry without
     # one has its match, reason and rewrite copied into the rows it explains
     key: str | None = None
+    # The failure is the device's, not the op's: why this device cannot measure the stage at all (the report shows
+    # such a cell as not measurable here, never as failing; the gate still holds it to its row).
+    unmeasurable: str | None = None
 
     def explains(self, outcome, cell, section: str = "cells") -> bool:
         if outcome.kind != self.kind or section != self.section:
@@ -205,6 +212,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         key="warmup_interpreter_none",
         styles=("warmup_launch",),
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="under TRITON_INTERPRET=1 warmup() compiles nothing and returns None, so launching the compiled "
         "kernel fails",
         rewrite="none under the interpreter: launch kernel[grid](...) there",
@@ -215,6 +223,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         key="warmup_interpreter_getattr",
         styles=("warmup_launch",),
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo traces into the interpreter's warmup() and stops on Python it cannot model",
         rewrite="none under the interpreter: compile on a GPU",
     ),
@@ -379,6 +388,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         DATA_PTR,
         key="interpreter_data_ptr",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="TRITON_INTERPRET=1 makes @triton.jit an InterpretedFunction, which torch's Triton tracing does not "
         "capture; tracing runs the interpreter on FakeTensors, which reads data_ptr()",
         rewrite="none under the interpreter: trace on a GPU, where the kernel is captured",
@@ -388,6 +398,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"Attempted to call function marked as skipped",
         key="interpreter_skipped_function",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo does not trace into Triton's interpreter (triton.runtime.interpreter is a skipped module)",
         rewrite="none under the interpreter: compile on a GPU",
     ),
@@ -396,6 +407,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"unhashable type: non-nested SymInt",
         key="interpreter_unhashable_symint",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="under the interpreter wrap_triton lets the Autotuner through untraced; non-strict export then runs "
         "it with a symbolic n_elements, and Autotuner hashes its key before launching",
         rewrite="none under the interpreter: export on a GPU",
@@ -405,6 +417,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"Unsupported hasattr call[\s\S]*Dynamo does not know how to trace the function",
         key="interpreter_hasattr",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo traces into the interpreted Autotuner, which inspects a symbolic size as if it were a tensor",
         rewrite="none under the interpreter: compile on a GPU",
     ),
@@ -414,6 +427,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         key="interpreter_tma_observed_exception",
         kernels=("silu_tma",),
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo traces the interpreter's host-TMA launch, which raises inside the compiled region",
         rewrite="none under the interpreter: compile on a GPU",
     ),
@@ -422,6 +436,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"Dynamo does not know how to trace method `data_ptr`",
         key="interpreter_data_ptr_method",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo traces into Triton's interpreter, which reads data_ptr() of the traced tensors",
         rewrite="none under the interpreter: compile on a GPU",
     ),
@@ -431,6 +446,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"TMADescriptorStableVariable",
         key="interpreter_tma_descriptor_type",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo models a host TMA descriptor for a compiled kernel; the interpreter's launcher inspects it as "
         "a Python object, which Dynamo cannot type",
         rewrite="none under the interpreter: compile on a GPU",
@@ -440,6 +456,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"'function' object has no attribute 'fn'",
         key="interpreter_no_fn_attribute",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="Dynamo's Autotuner support expects the decorated object to wrap a JITFunction (.fn); under the "
         "interpreter it does not",
         rewrite="none under the interpreter: compile on a GPU",
@@ -449,6 +466,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"test_faketensor failed with .*storage of a tensor on device \"meta\"",
         key="interpreter_opcheck_meta_storage",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="opcheck's fake-tensor test runs the triton_op's body on FakeTensors; an interpreted kernel is not "
         "captured by wrap_triton and touches their (meta) storage",
         rewrite="none under the interpreter: opcheck on a GPU",
@@ -458,6 +476,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         WRAP_TRITON_REFUSES,
         key="interpreter_wrap_triton_refuses",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="under TRITON_INTERPRET=1 the kernel is an InterpretedFunction, which this torch's wrap_triton rejects",
         rewrite="none under the interpreter: run on a GPU",
     ),
@@ -530,6 +549,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"Call to a time function",
         key="interpreter_time_function",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="the Autotuner benchmarks its configs through time.time(), which torch 2.15's Dynamo graph-breaks "
         "on (before: 'Attempted to call function marked as skipped', the same builtin)",
         rewrite="none under the interpreter: compile on a GPU",
@@ -539,6 +559,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"Failed to trace builtin operator",
         key="interpreter_builtin_operator",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         reason="torch 2.9's Dynamo cannot trace builtin dir() on a module, which Triton's interpreter launch path "
         "calls (later versions get further and stop at UntypedStorage.data_ptr)",
         rewrite="none under the interpreter: compile on a GPU",
@@ -565,6 +586,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"only 0-dimensional arrays can be converted to Python scalars",
         key="interpreter_matmul_0d_array",
         devices=INTERPRETER,
+        unmeasurable=INTERPRETER_LIMIT,
         kernels=("matmul",),
         reason="the interpreter of triton 3.5 and 3.6 converts a one-element numpy array to a Python scalar in "
         "this kernel's tl.dot loop, which numpy refuses; triton 3.7's interpreter runs it",

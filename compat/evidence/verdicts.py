@@ -15,6 +15,7 @@ from typing import Any
 
 from ..matrix.cells import package_cell_of, split_cell_id
 from ..matrix.stages import STAGES
+from .catalogue import by_key, explain
 from .expectations import measurements
 from .outcomes import Outcome, clip
 
@@ -27,6 +28,7 @@ VERDICTS: dict[str, tuple[str, str]] = {
     "fails": ("fail", "fails with an error"),
     "crashed": ("crash", "crashes the process"),
     "timed_out": ("hang", "hangs past its time budget"),
+    "unmeasurable": ("n/m", "not measurable on this device: it cannot run the stage at all (measure it on a GPU)"),
     "skipped": ("skip", "not run on this host"),
 }
 REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
@@ -175,7 +177,11 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     elif outcome.kind != "skipped":
         evidence.append(("observed", clip(_observed(outcome), 600)))
         evidence.append(("why", row.get("reason") or "no expectation recorded"))
-        if rewrite:
+        limit = unmeasurable(outcome, row, cell["id"])
+        if limit:  # the device's failure, not the op's: no verdict on the op here
+            kind = "unmeasurable"
+            evidence.append(("not measurable here", limit))
+        elif rewrite:
             evidence.append(("instead", rewrite))
     else:
         evidence.append(("not run", outcome.first_line or "skipped"))
@@ -196,6 +202,13 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             )
         )
     return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite)
+
+
+def unmeasurable(outcome: Outcome, row: dict[str, Any], cell_id: str) -> str | None:
+    """Why the cell's device cannot measure its stage, where the failure is the device's (a catalogue entry with
+    `unmeasurable`: the row's, else the one that explains the outcome), else None."""
+    entry = by_key(str(row["known"])) if row.get("known") else explain(outcome, split_cell_id(cell_id, "a verdict"))
+    return entry.unmeasurable if entry is not None else None
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:

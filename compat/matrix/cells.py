@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -225,6 +226,22 @@ def matrix(select: dict[str, list[str]] | None = None) -> list[Cell]:
         for dev in pick("device")
     )
     return [c for c in cells if applicable(c)]
+
+
+def why_none(select: dict[str, list[str]]) -> list[str]:
+    """Why a selection holds no cell: each reason why_not_applicable gives its combinations, with how many it
+    excludes, most first."""
+    # An axis not selected ranges over the names the selected kernels have cells in, so each reason is the
+    # selection's: the kernels' own dtypes and styles, not every name the registries hold.
+    base = matrix({"kernel": select["kernel"]} if "kernel" in select else {})
+    reasons: dict[str, int] = {}
+    axes = ("kernel", "style", "stage", "dtype", "device")  # Cell's fields, in order
+    names = {axis: select.get(axis) or list(dict.fromkeys(getattr(c, axis) for c in base)) for axis in axes}
+    for combination in itertools.product(*(names[axis] for axis in axes)):
+        why = why_not_applicable(Cell(*combination))
+        if why:
+            reasons[why] = reasons.get(why, 0) + 1
+    return [f"{why} ({n})" for why, n in sorted(reasons.items(), key=lambda kv: -kv[1])]
 
 
 def package_cell_of(cell_id: str) -> str | None:

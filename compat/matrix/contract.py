@@ -401,8 +401,10 @@ class Contract:
                 if isinstance(spec, Scalar):
                     if spec.kind not in SCALAR_KINDS:
                         yield f"scalar {spec.name!r}: type {spec.kind.__name__} is none of int, float, bool, str"
-                    elif any(not isinstance(c, spec.kind) for c in spec.values() if c is not None):
-                        yield f"scalar {spec.name!r}: choices {spec.values()} are not all {spec.kind.__name__}"
+                    elif spec.default is not None and not isinstance(spec.default, spec.kind):
+                        yield f"scalar {spec.name!r}: its default {spec.default!r} is not {spec.kind.__name__}"
+                    elif any(not isinstance(c, spec.kind) for c in spec.choices if c is not None):
+                        yield f"scalar {spec.name!r}: its choices {spec.choices} are not all {spec.kind.__name__}"
 
     @property
     def reference_parameters(self) -> list[str]:
@@ -607,6 +609,9 @@ class Op(Contract):
     shipped: Any
     differentiable: bool = False
     devices: tuple[str, ...] = SHIPPED_DEVICES
+    # torch.library ops this op calls that its users never call themselves (register_autograd's backward op): the
+    # op's gradient stages gate them, and they count as declared (compat_require_declared)
+    helpers: tuple = ()
 
     what = "op"
 
@@ -614,6 +619,10 @@ class Op(Contract):
         yield from super()._problems()
         if not (isinstance(self.shipped, Module) or callable(self.shipped)):
             yield "shipped is neither callable nor a Module(cls, ...)"
+        yield from self._schema_problems()
+        for helper in self.helpers:
+            if _library_op(helper) is None:
+                yield f"helpers: {helper!r} is not a torch.library op (torch.ops.ns.name, or what triton_op made)"
         if isinstance(self.shipped, Module) and not (
             isinstance(self.shipped.cls, type) and issubclass(self.shipped.cls, torch.nn.Module)
         ):
@@ -624,6 +633,26 @@ class Op(Contract):
             and not isinstance(self.shipped, Module)
         ):
             yield "differentiable, but no tensor input is declared differentiable"
+
+    def _schema_problems(self):
+        """A torch.library op declares its arguments' types: each declared input must be one it takes, in its place
+        (by name where passed by keyword), and every value a Scalar passes of a type it accepts. Otherwise every cell
+        would fail on the declaration, as the op's own outcome (`Scalar("scale", "1.5")` for a float)."""
+        op = self.library_op
+        if op is None:
+            return
+        arguments = list(op._schema.arguments)
+        by_name = {a.name: a for a in arguments}
+        positional = iter(a for a in arguments if not a.kwarg_only)
+        for spec in self.inputs:
+            arg = by_name.get(spec.name) if spec.keyword else next(positional, None)
+            if arg is None:
+                yield f"input {spec.name!r}: {op._schema.name} takes no such argument ({op._schema})"
+                continue
+            for alternative in spec.alternatives if isinstance(spec, OneOf) else (spec,):
+                problem = _schema_mismatch(alternative, arg)
+                if problem:
+                    yield f"input {spec.name!r}: {problem} ({op._schema})"
 
     @property
     def embedding(self) -> str:
@@ -646,17 +675,59 @@ class Op(Contract):
     @property
     def library_op(self) -> Optional[torch._ops.OpOverload]:
         """The torch.library op it is, or None (a function, an autograd.Function, a module)."""
-        shipped = self.shipped
-        if isinstance(shipped, torch._ops.OpOverloadPacket):
-            return shipped.default
-        if isinstance(shipped, torch._ops.OpOverload):
-            return shipped
-        opoverload = getattr(shipped, "_opoverload", None)  # what triton_op and custom_op return (CustomOpDef)
-        return opoverload if isinstance(opoverload, torch._ops.OpOverload) else None
+        return _library_op(self.shipped)
+
+    @property
+    def helper_ops(self) -> tuple[torch._ops.OpOverload, ...]:
+        return tuple(op for op in map(_library_op, self.helpers) if op is not None)
 
     def features(self) -> frozenset:
         have = {"shipped": True, "library_op": self.library_op is not None, "differentiable": self.differentiable}
         return super().features() | frozenset(k for k, v in have.items() if v)
+
+
+def _library_op(fn: Any) -> Optional[torch._ops.OpOverload]:
+    if isinstance(fn, torch._ops.OpOverloadPacket):
+        return fn.default
+    if isinstance(fn, torch._ops.OpOverload):
+        return fn
+    opoverload = getattr(fn, "_opoverload", None)  # what triton_op and custom_op return (CustomOpDef)
+    return opoverload if isinstance(opoverload, torch._ops.OpOverload) else None
+
+
+# The Python values torch.library lets through for a schema type (its own coercions: an int for a float, a bool for
+# an int); types not listed (lists, devices, dtypes) are not checked here.
+SCHEMA_ACCEPTS = {
+    "FloatType": (int, float),
+    "IntType": (int,),
+    "SymIntType": (int,),
+    "BoolType": (int,),
+    "StringType": (str,),
+    "NumberType": (int, float),
+}
+
+
+def _schema_mismatch(spec: Any, arg: Any) -> Optional[str]:
+    """Why a declared input cannot be the schema argument `arg`, or None."""
+    kind, optional = arg.type.kind(), False
+    if kind == "OptionalType":
+        kind, optional = arg.type.getElementType().kind(), True
+    where = f"the op's argument {arg.name!r} is {arg.type}"
+    if isinstance(spec, Tensor):
+        if kind != "TensorType":
+            return f"declared a Tensor, but {where}"
+        return f"declared optional, but {where}" if spec.optional and not optional else None
+    if kind == "TensorType":
+        return f"declared a Scalar, but {where}"
+    accepts = SCHEMA_ACCEPTS.get(kind)
+    if accepts is None:
+        return None
+    for value in spec.values():
+        if value is None and not optional:
+            return f"passes None, but {where}"
+        if value is not None and not isinstance(value, accepts):
+            return f"passes {value!r} ({type(value).__name__}), but {where}"
+    return None
 
 
 # An entry of the kernel axis: a bare kernel the styles wrap, or an op as shipped.

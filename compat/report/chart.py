@@ -17,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..evidence.catalogue import INTERPRETER_LIMIT
 from ..evidence.verdicts import Verdict
-from ..matrix.cells import package_cell_of
+from ..matrix.cells import Cell, package_cell_of, why_not_applicable
+from ..matrix.kernels import KERNELS
 from ..matrix.styles import CANONICAL_STYLES
 
 # The canonical styles (compat.matrix.styles declares which they are), as the chart's columns name them.
@@ -42,8 +44,10 @@ GROUPS = (
     ("AOTI Python", ("aoti_nonstrict",)),
     ("AOTI C++", ("aoti_cpp_nonstrict",)),
 )
-# Best first: a kernel's class is the last of these any of its cells has.
+# A kernel's class is the last of these any of its cells has (best first, after the one that measured nothing: a
+# device that cannot run a stage at all, which any measured class outranks).
 CLASSES = {
+    "unmeasurable": ("⊘", "not measurable on this device"),
     "verified": ("✅", "works, fuzz-verified"),
     "unfuzzed": ("☑️", "works, not fuzzed"),
     "contiguous": ("🟨", "works for contiguous inputs only"),
@@ -55,8 +59,8 @@ ORDER = list(CLASSES)
 
 def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
     """One cell's class (None: not run here). `fuzz`: the fuzz record of the cell, or of the package it runs."""
-    if verdict.kind == "skipped":
-        return None
+    if verdict.kind in ("skipped", "unmeasurable"):
+        return None if verdict.kind == "skipped" else "unmeasurable"
     if verdict.kind == "passes":
         return "verified" if fuzz is not None and fuzz["outcome"]["kind"] == "passed" else "unfuzzed"
     if verdict.kind in ("wrong_some", "errors_some"):
@@ -138,7 +142,22 @@ def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> t
         f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
         f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured."
     )
-    return said, [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
+    rows = [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
+    if any(c == "unmeasurable" for _, classes in rows for c in classes):
+        said += f" {CLASSES['unmeasurable'][0]}: {INTERPRETER_LIMIT}."
+    absent = {}  # groups no stage of which is in this device's matrix, by why (ops declared in this process)
+    known = [op for op in ops if op in KERNELS]
+    for group, stages in GROUPS:
+        why = {
+            why_not_applicable(Cell(op, "as_shipped", stage, dtype, device))
+            for op in known
+            for stage in stages
+            for dtype in KERNELS[op].dtypes
+        }
+        if known and None not in why:
+            absent.setdefault("; ".join(sorted(filter(None, why))), []).append(group)
+    said += "".join(f" {', '.join(groups)}: not in {device}'s matrix ({why})." for why, groups in absent.items())
+    return said, rows
 
 
 def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> list[str]:
@@ -147,8 +166,7 @@ def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -
     said, rows = op_rows(doc, verdicts, device)
     if not rows:
         return []
-    legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
-    out = [f"{said} {legend}; — not measured.", ""]
+    out = [f"{said} {legend(c for _, classes in rows for c in classes)}; — not measured.", ""]
     middle = (len(GROUPS) + 1) // 2
     for half in (slice(0, middle), slice(middle, None)):
         out += ["| op | " + " | ".join(g for g, _ in GROUPS[half]) + " |", "|---|" + "---|" * len(GROUPS[half])]
@@ -164,7 +182,6 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
     """The chart as the first table of a page (a stage group a row, a style a column: it fits GitHub's column), its
     notes lettered below it."""
     by_key = {(c.style, c.group): c for c in cells}
-    legend = "; ".join(f"{glyph} {words}" for glyph, words in CLASSES.values())
     out = [
         f"## Which style survives which stage, measured on {device}",
         "",
@@ -172,7 +189,7 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
         "on how many kernels it was measured; its letter: the note naming each kernel's class). Non-strict export "
         "for save/load and AOTI (torch.export's default since 2.8); every dtype the stage runs.",
         "",
-        f"{legend}; — not measured.",
+        f"{legend(c.worst for c in cells)}; — not measured.",
         "",
         "| stage | " + " | ".join(label for _, label in CANONICAL) + " |",
         "|---|" + "---|" * len(CANONICAL),
@@ -190,6 +207,12 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
             row.append(f"{CLASSES[cell.worst][0]} {len(cell.kernels)}<sup>{letter}</sup>")
         out.append(f"| {group} | " + " | ".join(row) + " |")
     return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), ""]
+
+
+def legend(shown) -> str:
+    """The classes' glyphs and words, the not-measurable one only where it is shown."""
+    seen = set(shown)
+    return "; ".join(f"{glyph} {words}" for cls, (glyph, words) in CLASSES.items() if cls != ORDER[0] or cls in seen)
 
 
 def _letters():

@@ -20,9 +20,11 @@ def declarations(namespace: str) -> dict[str, list[str]]:
     """Per registered op of the namespace, the declared entries that ship it (none: undeclared)."""
     declared: dict[str, list[str]] = {op: [] for op in registered(namespace)}
     for entry in KERNELS.values():
-        op = entry.library_op if isinstance(entry, Op) else None
-        if op is not None and op._schema.name in declared:
-            declared[op._schema.name].append(entry.name)
+        if not isinstance(entry, Op):
+            continue
+        for op, how in ((entry.library_op, entry.name), *((h, f"{entry.name}'s helper") for h in entry.helper_ops)):
+            if op is not None and op._schema.name in declared:
+                declared[op._schema.name].append(how)
     return declared
 
 

@@ -507,7 +507,7 @@ def _measured_chart(docs: Docs) -> list[str]:
     cells = {(c.style, c.group): c for c in measured_chart.chart(docs.doc, docs.verdicts, device)}
     if not any(c.kernels for c in cells.values()):  # a repository of its own ops: no canonical style ran
         return []
-    legend = "; ".join(f"{glyph} {_esc(words)}" for glyph, words in measured_chart.CLASSES.values())
+    legend = _esc(measured_chart.legend(c.worst for c in cells.values()))
     out = [
         f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
         f'<p class="meta">Each cell is the worst any kernel showed; its number: on how many kernels it was '
@@ -544,7 +544,7 @@ def _op_summary(docs: Docs, doc: dict) -> list[str]:
     said, rows = measured_chart.op_rows(doc, docs.verdicts, device) if device else ("", [])
     if not rows:
         return []
-    legend = "; ".join(f"{glyph} {_esc(words)}" for glyph, words in measured_chart.CLASSES.values())
+    legend = _esc(measured_chart.legend(c for _, classes in rows for c in classes))
     out = [
         f'<p class="meta">{_esc(said)} {legend}; — not measured.</p>',
         '<table class="plain measured"><thead><tr><th>op</th>'

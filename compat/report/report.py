@@ -40,6 +40,7 @@ VERDICT_ICON = {
     "fails": "❌",
     "crashed": "💥",
     "timed_out": "⏱",
+    "unmeasurable": "⊘",
     "skipped": "⏭",
 }
 UNFUZZED_ICON = "☑️"  # a pass on the model's inputs whose fuzz test did not run: never the fuzz-verified ✅
@@ -54,6 +55,7 @@ WORDS = {
     "fails": "fails",
     "crashed": "crashes",
     "timed_out": "hangs",
+    "unmeasurable": "is not measurable on this device",
 }
 
 
@@ -167,9 +169,14 @@ class Matrix:
 def fuzz_headline(doc: dict[str, Any]) -> str:
     s = doc["summary"]["fuzz"]
     counts = ", ".join(f"{n} {KIND_LABEL[k]}" for k, n in s["by_outcome"].items() if n)
+    differ = (
+        f"{s['unexpected']} differed from the expectations before this accept"
+        if doc["options"].get("accept")
+        else f"{s['unexpected']} unexpected"
+    )
     return (
         f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
-        f"generated examples; {counts}; {s['unexpected']} unexpected"
+        f"generated examples; {counts}; {differ}"
     )
 
 

@@ -59,10 +59,16 @@ def headline(doc: dict[str, Any]) -> list[str]:
     differ = sum(1 for c in ran if c["verdict"])
     expected = Counter(c["outcome"]["kind"] for c in ran if not c["verdict"])
     parts = ", ".join(f"{n} {AS_EXPECTED[k]}" for k, n in expected.items())
-    lines = [
-        f"{len(ran)} cells ran here: {len(ran) - differ} as expected ({parts or 'none'}); "
-        f"{differ} differ from their expectations" + (" (the gate fails)" if differ else "")
-    ]
+    if (doc.get("options") or {}).get("accept"):  # an accept records what differed: nothing fails on it
+        lines = [
+            f"{len(ran)} cells ran here: {len(ran) - differ} as expected ({parts or 'none'}); {differ} differed "
+            f"from the expectations before this accept, which recorded them (accepted: below)"
+        ]
+    else:
+        lines = [
+            f"{len(ran)} cells ran here: {len(ran) - differ} as expected ({parts or 'none'}); "
+            f"{differ} differ from their expectations" + (" (the gate fails)" if differ else "")
+        ]
     reasons = Counter(Outcome.from_dict(c["outcome"]).first_line for c in cells if c["outcome"]["kind"] == "skipped")
     lines += [f"{n} cells not run here: {reason}" for reason, n in reasons.items()]
     return lines
@@ -122,9 +128,13 @@ def fuzz_lines(doc: dict[str, Any]) -> list[str]:
             else []
         )
     lines = [fuzz_headline(doc)]
+    skipped = Counter(
+        Outcome.from_dict(f["outcome"]).first_line for f in doc["fuzz"] if f["outcome"]["kind"] == "skipped"
+    )
+    lines += [f"  {n} fuzz tests not run here: {reason}" for reason, n in skipped.items()]
     for f in doc["fuzz"]:
         outcome = Outcome.from_dict(f["outcome"])
-        if f["verdict"] or outcome.kind != "passed":
+        if f["verdict"] or outcome.kind not in ("passed", "skipped"):
             lines.append(f"  {'!' if f['verdict'] else ''}{f['id']}: {outcome.summary()[:160]}")
     return lines
 

@@ -35,9 +35,9 @@ from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, page, report, upgrade
 from ..report import describe as described
 from ..report.summary import needs_reason_lines
-from . import schedule
+from . import runfiles, schedule
 from .doctor import main as doctor
-from .environment import describe, machine_label
+from .environment import describe
 from .launcher import Launcher
 from .options import AXES, RUNS_DIR
 from .session import child_env, fuzz_task, shared_group
@@ -51,6 +51,7 @@ OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 # pytest's exit codes in the rule above: tests failed, interrupted, internal error, usage error, nothing collected.
 PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
 
+HYPOTHESIS_MODULES = ("_hypothesis_globals", "hypothesis")  # the modules of Hypothesis's pytest plugin
 INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 INI_SECTIONS = {"pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
 
@@ -131,7 +132,6 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     else:
         ini = _gating_ini(here, "python -m compat run", "name the suite's kernels with --compat-kernels")
     root = ini.parent if ini else here
-    results = args.results or str(root / RUNS_DIR / f"{machine_label(describe())}.json")
     suite = "none found: the suite's own kernels, named with --compat-kernels"
     print(f"configuration: {ini or suite}", flush=True)
     pytest_args = [
@@ -145,7 +145,13 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         args.workers,
         "--dist",
         "loadgroup",
-        f"--compat-results={results}",
+        # This process imported Hypothesis before pytest could mark its plugin for assertion rewriting: pytest would
+        # warn about it in every run; Hypothesis holds no test of the user's, so nothing is lost.
+        *(
+            f"-Wignore:Module already imported so cannot be rewritten; {m}:pytest.PytestAssertRewriteWarning"
+            for m in HYPOTHESIS_MODULES
+        ),
+        *([f"--compat-results={args.results}"] if args.results else []),  # else a file of its own in compat-results/
         *extra,
     ]
     print(f"pytest {' '.join(pytest_args)}", flush=True)
@@ -176,7 +182,24 @@ def _writable(path: Path, option: str) -> None:
         raise CompatError(f"{option} {path}: cannot be written ({exc}); nothing was written") from None
 
 
+def _runs_folder() -> Path:
+    """The repository's compat-results/ (beside the pytest ini found from here upward, as pytest finds it)."""
+    ini = _ini_file(Path.cwd())
+    return (ini.parent if ini else Path.cwd()) / RUNS_DIR
+
+
+def _latest_results() -> str:
+    found = runfiles.latest(_runs_folder())
+    if found is None:
+        raise CompatError(
+            f"no results file named and no run in {_runs_folder()} yet: run `python -m compat run` first, or name "
+            f"a results file; nothing was written"
+        )
+    return str(found)
+
+
 def _report(args: argparse.Namespace) -> int:
+    args.results = args.results or _latest_results()
     pages = render_docs(args.results)
     out = Path(args.out_dir)
     readme = None
@@ -223,7 +246,8 @@ def _accept(args: argparse.Namespace) -> int:
     try:
         check_writable(path, args.overwrite_read_only)
     except OSError as exc:
-        raise CompatError(f"--expectations {path}: cannot be written ({exc}); nothing was accepted") from None
+        fix = " (--overwrite-read-only replaces it)" if isinstance(exc, PermissionError) else ""
+        raise CompatError(f"--expectations {path}: cannot be written ({exc}){fix}; nothing was accepted") from None
     exp = Expectations.for_run(path, named=True, accept=True)  # created where it does not exist yet, as a run's accept
     observed = {c["id"]: Outcome.from_dict(c["outcome"]) for c in doc["cells"]}
     run = Run.from_env(doc["environment"])
@@ -277,7 +301,7 @@ def _merge(args: argparse.Namespace) -> int:
     results.write(args.out, doc)
     s = doc["summary"]
     print(f"{args.out}: {s['cells']} cells from {len(args.results)} runs, {s['unexpected']} differ from expectations")
-    return OK
+    return FOUND if s["unexpected"] else OK  # the merged run, gated as one: a cell that differs is found
 
 
 def _selected(args: argparse.Namespace) -> list:
@@ -385,13 +409,22 @@ def _describe(args: argparse.Namespace) -> int:
         return OK
     cell = split_cell_id(args.cell, "python -m compat describe")
     for axis, name in cell.axes().items():
-        check_names(axis, [name], f"python -m compat describe: cell {args.cell!r}")
+        try:
+            check_names(axis, [name], f"python -m compat describe: cell {args.cell!r}")
+        except CompatError as exc:
+            if args.repository_cases:
+                raise
+            # No repository here declares it: say that first, rather than blame the name.
+            _gating_ini(Path.cwd(), "python -m compat describe", f"check the name ({exc})")
     if why_not_applicable(cell):  # a question worth its answer: what the cell would be, and why it is not there
         print("\n".join(described.cell_lines(cell, None, None, [])))
         return OK
-    ini = _ini_file(Path.cwd())
-    root = ini.parent if ini else Path.cwd()
-    paths = args.results or sorted(os.path.relpath(p) for p in (root / "results").glob("*.json*"))
+    # Every run of this repository and its committed evidence: the newest record of the cell is shown.
+    runs = _runs_folder()
+    found = [p for p in runs.glob("*.json") if p.name != runfiles.LATEST] + list(
+        (runs.parent / "results").glob("*.json*")
+    )
+    paths = args.results or sorted(os.path.relpath(p) for p in found)
     docs = [(p, results.load(p)) for p in paths]
     exp = Expectations.for_run(args.repository_expectations or ROOT / "expectations.yaml", named=False)
     print("\n".join(described.cell_lines(cell, exp, Run.from_env(describe()), docs)))

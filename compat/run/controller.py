@@ -5,6 +5,7 @@ schedules, handles signals, gathers the workers' records, and writes the results
 
 from __future__ import annotations
 
+import datetime
 import faulthandler
 import functools
 import os
@@ -35,6 +36,7 @@ from ..matrix.cells import (
     in_matrix,
     matrix,
     parse_cell_id,
+    why_none,
 )
 from ..matrix.stages import STAGES
 from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
@@ -42,8 +44,8 @@ from ..matrix.tiers import in_tier
 from ..processes import stop_descendants
 from ..report import coverage
 from ..report.summary import needs_reason_lines, summary_lines
-from . import schedule
-from .environment import describe
+from . import runfiles, schedule
+from .environment import describe, machine_label
 from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
 from .options import AXES, COMPILE_CACHES, children_mode
 from .session import RunSession, build_counts, cut_short, shared_group
@@ -95,6 +97,14 @@ class MatrixRun:
                     f"--compat-devices names {device}, which this machine cannot run: {reason}; no cell was run"
                 )
         self.only = read_cell_list(config.getoption("compat_cells"))
+        # What this run's command line narrowed the repository's selection to (a results file's name says it).
+        self.narrowed = {
+            f"{axis}s": names for axis, names in self.select.items() if config.getoption(f"compat_{axis}s")
+        }
+        if config.getoption("compat_cells"):
+            self.narrowed["cells"] = [Path(config.getoption("compat_cells")).stem]
+        if config.getoption("compat_tier") != "full":
+            self.narrowed["tier"] = [config.getoption("compat_tier")]
         if "kernel" not in self.select and self.only is None:  # a cell list names its kernels itself
             self.select["kernel"] = gated_kernels(cases)
             if not self.select["kernel"]:
@@ -112,9 +122,8 @@ class MatrixRun:
             # Each name is valid, but together they name nothing the matrix holds (say, a CUDA-only stage on a CPU
             # device): a usage error, not a green run of nothing.
             raise pytest.UsageError(
-                "the selection matches no cell of the matrix: the chosen stages, styles, dtypes "
-                "and devices do not apply to one another (compat/matrix/cells.py, "
-                "why_not_applicable); no cell was run"
+                "the selection matches no cell of the matrix: " + "; ".join(why_none(self.select)[:6]) + "; no cell "
+                "was run"
             )
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         profile_settings(self.profile)  # an unknown name is a usage error now, not in every fuzz test
@@ -314,12 +323,24 @@ class Controller(MatrixRun):
     """The session's process: the run directory, the schedule, the signals, the workers' records, the results."""
 
     def __init__(self, config, cases: tuple[str, ...]):
-        self.results_path = Path(config.getoption("compat_results"))
         given = config.getoption("compat_run_dir")
         self.own_run_dir = not given
         run_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix="compat-run-"))
         run_dir.mkdir(parents=True, exist_ok=True)
         super().__init__(config, cases, run_dir)
+        # A file of its own for this run (compat.run.runfiles), unless one is named.
+        named = config.getoption("compat_results")
+        self.own_results = named is None
+        self.results_path = (
+            Path(named)
+            if named
+            else runfiles.new_path(
+                Path(config.rootpath),
+                machine_label(self.env),
+                datetime.datetime.now(datetime.timezone.utc),
+                self.narrowed,
+            )
+        )
         read_only_ok = config.getoption("compat_overwrite_read_only")
         for option, path in (
             ("--compat-results", self.results_path),
@@ -328,7 +349,8 @@ class Controller(MatrixRun):
             try:  # what the run writes at the end: writable now, or the run does not start
                 check_writable(path, read_only_ok and option == "--compat-accept")
             except OSError as exc:
-                raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}); no cell was run") from None
+                fix = " (--compat-overwrite-read-only replaces it)" if isinstance(exc, PermissionError) else ""
+                raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}){fix}; no cell was run") from None
         if self.durations_path:
             _ = self.recorded_seconds  # bad input stops the run before any cell
         if self.baseline_path:
@@ -342,6 +364,7 @@ class Controller(MatrixRun):
         # cell record, from every worker's reports
         self.started = time.monotonic()
         self.doc = None
+        self.latest: str | None = None  # what became of compat-results/latest.json
         self.accepted: list[str] = []
         self.needs_reason: list[str] = []  # fuzz findings the accept recorded without a reason (exit 1)
         self.accept_error: str | None = None  # the expectations could not be written at the end (exit 3)
@@ -365,7 +388,7 @@ class Controller(MatrixRun):
     def _signalled(self, signum, frame):
         if self.interrupted:  # a second signal (`timeout` signals the run and then its process group) while the
             return  # first is handled: raised again there it broke pytest's ending (an INTERNALERROR, on the H100)
-        self.interrupted = f"interrupted by {signal.Signals(signum).name}: the cells done so far"
+        self.interrupted = f"interrupted by {signal.Signals(signum).name}"
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     def start_isa_detection(self, nodeids) -> None:
@@ -482,6 +505,8 @@ class Controller(MatrixRun):
             fuzz_collected=self.fuzz_collected,
         )
         results.write(self.results_path, self.doc)  # first: an accept that cannot write its file loses no run
+        if self.own_results:
+            self.latest = runfiles.update_latest(self.results_path, self.doc)
         if self.accept and not self.interrupted:
             self._accept(cells)
         changes = baseline.markdown(self.doc)
@@ -515,9 +540,13 @@ class Controller(MatrixRun):
             return
         terminalreporter.section("triton-export-compat matrix")
         if self.interrupted:
-            terminalreporter.write_line(f"INTERRUPTED: {self.results_path} holds {self.interrupted}")
+            terminalreporter.write_line(
+                f"INTERRUPTED: {self.interrupted}; {self.results_path} holds the cells done so far"
+            )
         for line in summary_lines(self.doc, str(self.results_path), width=terminalreporter._tw.fullwidth):
             terminalreporter.write_line(line)
+        if self.latest:
+            terminalreporter.write_line(self.latest)
         if self.nothing_ran:
             terminalreporter.write_line(
                 f"NOTHING RAN: every selected cell was skipped here ({self.nothing_ran}): the "
@@ -565,7 +594,8 @@ class NamespaceCoverage(pytest.Item):
         if missing:
             pytest.fail(
                 f"{len(missing)} op(s) of {self.namespace!r} have no declaration as shipped (compat.Op): "
-                f"{', '.join(missing)}",
+                f"{', '.join(missing)}; declare each, or, where it is a helper your users never call (a "
+                f"register_autograd backward op), list it in helpers=(...) of the Op that calls it",
                 pytrace=False,
             )
 

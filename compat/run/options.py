@@ -23,9 +23,11 @@ OPTIONS = (
     (
         ("--compat-results",),
         dict(
-            default="compat-results.json",
+            default=None,
             metavar="PATH",
-            help="results JSON written at the end of the run (default: compat-results.json)",
+            help="results JSON written at the end of the run (default: a new file under compat-results/ in the "
+            "rootdir, one per run, and compat-results/latest.json linking the newest run no later run cut short "
+            "or narrowed)",
         ),
     ),
     (

@@ -1,0 +1,170 @@
+"""A fuzz row pins what it saw (compat.evidence.findings): the gate fails on any difference its findings do not
+explain, and on a pinned one that no longer shows; an accept records findings, and names those without a reason."""
+
+import json
+
+import pytest
+import torch
+import yaml
+
+from compat.errors import ExpectationsError
+from compat.evidence.expectations import (
+    UNEXPLAINED,
+    Expectation,
+    Expectations,
+    Run,
+    accept_run,
+    cell_view,
+    dump,
+    validate,
+    verdict,
+)
+from compat.evidence.findings import ERROR_MARGIN, Finding, pins
+from compat.evidence.numerics import compare_elementwise, compare_gradient
+from compat.evidence.outcomes import Outcome
+
+CELL = "silu-triton_op-eager_backward-float32-cpu_interpret"
+RUN = Run("2.13.0", "3.7.1", "cpu-only")
+MEASURED = {"torch": "2.13.0", "triton": "3.7.1", "device": "cpu", "date": "2026-11-27"}
+EXAMPLE = '{"shape":[4,8],"layout":"contiguous","seed":0,"scale":1.0,"sign":"mixed","specials":[[0,"max"]]}'
+
+
+def finding(**changed) -> Finding:
+    base = dict(output="eager grad of x", layout="contiguous", difference="wrong_values", cause="ordinary values")
+    return Finding(**{**base, "example": EXAMPLE, "max_rel_err": 0.5, **changed})
+
+
+def test_a_pin_explains_its_own_family_layout_and_cause_up_to_twice_its_error():
+    pin = finding()
+    assert pin.explains(finding(max_rel_err=0.5 * ERROR_MARGIN))
+    assert pin.explains(finding(difference="nonfinite", max_rel_err=None))  # a view bug reads NaN padding too
+    assert not pin.explains(finding(max_rel_err=1.01 * ERROR_MARGIN))
+    for other, words in (
+        (dict(layout="sliced"), "another layout (sliced; pinned: contiguous)"),
+        (dict(output="eager grad of w"), "another output (eager grad of w; pinned: eager grad of x)"),
+        (dict(cause="special values"), "another cause (special values; pinned: ordinary values)"),
+        (dict(difference="error", error="RuntimeError", max_rel_err=None), "another kind of difference (error"),
+    ):
+        seen = finding(**other)
+        assert not pin.explains(seen) and words in pin.unlike(seen)
+    assert "a larger error (max rel err 5 > 2 x the pinned 0.5)" in pin.unlike(finding(max_rel_err=5.0))
+
+
+def test_an_overflow_where_eager_overflows_is_one_finding_on_any_layout_and_from_any_values():
+    pin = finding(difference="overflow_only", cause="special values", max_rel_err=None)
+    assert pin.explains(finding(difference="overflow_only", layout="sliced", max_rel_err=None))
+    assert not pin.explains(finding(layout="sliced"))  # wrong values beside it are a new finding
+
+
+def fuzz_row(findings: list[Finding] | None = None, **extra) -> dict:
+    row = {"torch": "==2.13.*", "triton": "==3.7.*", "host": "cpu-only", "outcome": "mismatch", "reason": "why"}
+    if findings is not None:
+        row["findings"] = [f.to_row() for f in findings]
+    return {**row, **extra, "provenance": {"measured": MEASURED}}
+
+
+def fuzz_outcome(found: list[Finding], new: list[Finding] = (), unreproduced=()) -> Outcome:
+    return Outcome(
+        "mismatch",
+        numerics=[{"ok": False, "why": "grad of x: differs"}],
+        detail={
+            "findings": [{**f.to_row(), "pinned": f not in new, "seen": 1} for f in found],
+            "new": [f.text() for f in new],
+            "unreproduced": list(unreproduced),
+            "example": json.loads(EXAMPLE),
+            "reproducer": f"python -m compat fuzz {CELL} --example '{EXAMPLE}'",
+        },
+    )
+
+
+def test_the_gate_fails_a_new_finding_beside_a_pinned_one_and_says_how_it_differs(tmp_path):
+    pin, views = finding(difference="overflow_only", cause="special values", max_rel_err=None), finding(layout="sliced")
+    row = Expectation(CELL, 0, fuzz_row([pin]), "fuzz")
+    assert verdict(CELL, row, fuzz_outcome([pin]), RUN, tmp_path, "fuzz") is None
+    complaint = verdict(CELL, row, fuzz_outcome([pin, views], new=[views]), RUN, tmp_path, "fuzz")
+    assert "its findings changed" in complaint and "new finding: eager grad of x, sliced: wrong_values" in complaint
+    assert "another kind of difference (values; pinned: overflow)" in complaint
+    gone = verdict(CELL, row, fuzz_outcome([], unreproduced=[pin.text()]), RUN, tmp_path, "fuzz")
+    assert "pinned finding no longer shows" in gone
+    assert "strict" in verdict(CELL, row, Outcome("passed", detail={"findings": []}), RUN, tmp_path, "fuzz")
+
+
+def test_a_row_recorded_before_findings_were_pinned_is_pinned_by_its_examples_replay():
+    assert pins(fuzz_row(None, example=EXAMPLE)) == [{"example": EXAMPLE}]
+    assert pins(fuzz_row([finding()]))[0]["layout"] == "contiguous"
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"layout": "diagonal"}, "layout 'diagonal' is none of"),
+        ({"difference": "odd"}, "difference 'odd' is none of"),
+        ({"max_rel_err": float("nan")}, "max_rel_err nan is not a finite number"),
+        ({"example": "{}"}, "not a fuzz example's JSON"),
+        ({"colour": "red"}, "unknown: ['colour']"),
+    ],
+)
+def test_a_malformed_finding_is_refused_naming_the_row(bad, message):
+    row = fuzz_row()
+    row["findings"] = [{**finding().to_row(), **bad}]
+    with pytest.raises(ExpectationsError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        validate({"schema": 2, "cells": {}, "fuzz": {CELL: [row]}}, "test.yaml")
+
+
+def test_accept_records_findings_and_names_those_no_entry_explains(tmp_path):
+    exp = Expectations(tmp_path / "expectations.yaml", {"schema": 2, "cells": {}})
+    views = finding(layout="sliced")
+    done = accept_run(exp, {}, {CELL: fuzz_outcome([views], new=[views])}, RUN, MEASURED, lambda cell_id: ())
+    (row,) = cell_view(yaml.safe_load((tmp_path / "expectations.yaml").read_text()), "t")["fuzz"][
+        "silu-triton_op-eager_backward-*-cpu_interpret"
+    ]
+    assert row["reason"] == UNEXPLAINED and row["findings"] == [views.to_row()] and "example" not in row
+    (needs,) = done.needs_reason
+    assert needs.startswith(f"fuzz {CELL}: eager grad of x, sliced: wrong_values") and "reproduce: python -m" in needs
+
+
+def test_accept_pins_a_row_recorded_before_findings_were_pinned_for_this_cell_alone(tmp_path):
+    """Its any-dtype row holds the other dtypes too, whose errors differ: the pinned row is the cell's own."""
+    cell, any_dtype = "silu-triton_op-eager_backward-float32-cuda", "silu-triton_op-eager_backward-*-cuda"
+    data = {"schema": 2, "cells": {}, "fuzz": {any_dtype: [fuzz_row(None, example=EXAMPLE, host="gpu")]}}
+    exp = Expectations(tmp_path / "e.yaml", data)
+    seen = finding(difference="overflow_only", cause="special values", max_rel_err=None)
+    done = accept_run(exp, {}, {cell: fuzz_outcome([seen])}, Run("2.13.0", "3.7.1", "gpu"), MEASURED, lambda c: ())
+    assert done.changes == [f"fuzz {cell}: pinned {seen.text()}"] and not done.needs_reason
+    written = cell_view(yaml.safe_load(dump(exp.data)), "t")["fuzz"]
+    assert written[cell][0]["findings"] == [seen.to_row()] and "example" in written[any_dtype][0]
+
+
+# ---- judged against float64 at the dtype's edges ----
+
+MAX = torch.finfo(torch.float32).max
+
+
+def scaled_silu(x):  # eager's order: scale * x overflows at float32's largest value, then times a sigmoid of 0
+    return 1.5 * x * torch.sigmoid(x)
+
+
+def test_an_op_exact_where_eager_overflows_passes_and_one_that_overflows_as_eager_is_overflow_only():
+    x = torch.tensor([MAX, -MAX, 1.0, -3.0])
+    leaf, leaf64 = x.clone().requires_grad_(), x.double().requires_grad_()
+    scaled_silu(leaf).backward(torch.full((4,), 2.0))
+    scaled_silu(leaf64).backward(torch.full((4,), 2.0, dtype=torch.float64))
+    eager, exact = leaf.grad, leaf64.grad  # eager NaN at both ends; float64 3 and 0
+    assert eager[:2].isnan().all() and torch.isfinite(exact).all()
+    s = torch.sigmoid(x)
+    kernel = 2 * 1.5 * (s + x * s * (1 - s))  # exact at the dtype's largest value
+    assert compare_gradient(kernel, eager, "grad", ref64=exact)["ok"]
+    as_eager = compare_gradient(eager, eager, "grad", ref64=exact)
+    assert not as_eager["ok"] and as_eager["difference"] == "overflow_only"
+    assert "your op gives NaN where eager is NaN too but float64 is finite (eager NaN, float64 3)" in as_eager["why"]
+    wrong = compare_gradient(kernel * torch.tensor([1.0, 1.0, 1.0, 1.5]), eager, "grad", ref64=exact)
+    assert not wrong["ok"] and wrong["difference"] == "wrong_values"
+
+
+def test_a_message_names_which_side_is_not_finite():
+    ref = torch.tensor([1.0, 2.0])
+    result = compare_elementwise(torch.tensor([float("nan"), 2.0]), ref, "out", ref64=ref.double())
+    assert result["difference"] == "nonfinite"
+    assert "your op gives NaN where float64 and eager are finite (eager 1, float64 1)" in result["why"]
+    lost = compare_elementwise(torch.tensor([0.0, 2.0]), torch.tensor([float("nan"), 2.0]), "out")
+    assert lost["difference"] == "finite_where_nonfinite" and "a NaN or inf lost" in lost["why"]
