@@ -190,3 +190,75 @@ def test_every_answer_says_what_it_stands_on_recomputed_from_the_records():
         assert (k, m) == (len({c["axes"]["kernel"] for c in ran}), len(unfuzzed)), line
         said += 1
     assert said >= 5
+
+
+def test_a_cpu_run_shows_what_the_interpreter_cannot_trace_as_not_measurable_never_as_failing():
+    """Under Triton's interpreter every traced stage fails with the data-pointer error of the interpreter's own
+    (catalogue entries with `unmeasurable`): the op summary shows ⊘ there and says why, and eager keeps its class."""
+    import torch
+
+    from compat import Dim, Op, Tensor, register_op
+    from compat.evidence.verdicts import of_doc
+    from compat.matrix.kernels import KERNELS
+    from compat.report.chart import op_rows, op_summary
+
+    dims = (Dim("rows", example=4), Dim("cols", example=8))
+    inputs = (Tensor("x", ("rows", "cols")),)
+    register_op(Op(name="t_interp", doc="d", shipped=torch.relu, reference=torch.relu, inputs=inputs, dims=dims))
+
+    def cell(stage, kind, **outcome):
+        cell_id = f"t_interp-as_shipped-{stage}-float32-cpu_interpret"
+        return {
+            "id": cell_id,
+            "axes": dict(zip(("kernel", "style", "stage", "dtype", "device"), cell_id.split("-"), strict=True)),
+            "outcome": {"kind": kind, "error_type": None, "message": None, "numerics": None, "detail": {}, **outcome},
+            "expected": None,
+            "verdict": None,
+        }
+
+    data_ptr = "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor)"
+    doc = {
+        "environment": {},
+        "cells": [
+            cell("eager", "passed"),
+            cell("export_strict", "failed", error_type="RuntimeError", message=data_ptr),
+            cell("compile_inductor", "failed", error_type="ValueError", message="something else entirely"),
+        ],
+        "fuzz": [],
+    }
+    try:
+        verdicts = of_doc(doc)
+        said, ((op, classes),) = op_rows(doc, verdicts, "cpu_interpret")
+        summary = op_summary(doc, verdicts, "cpu_interpret")[0]
+    finally:
+        del KERNELS["t_interp"]
+    assert verdicts["t_interp-as_shipped-export_strict-float32-cpu_interpret"].kind == "unmeasurable"
+    assert verdicts["t_interp-as_shipped-compile_inductor-float32-cpu_interpret"].kind == "fails"  # not the device's
+    by_group = dict(zip((g for g, _ in GROUPS), classes, strict=True))
+    assert (by_group["eager"], by_group["export strict"], by_group["compile"]) == ("unfuzzed", "unmeasurable", "fails")
+    assert "torch cannot trace, compile or export an interpreted kernel" in said
+    assert "AOTI Python, AOTI C++: not in cpu_interpret's matrix (no one ships Triton's interpreter" in said
+    assert f"{CLASSES['unmeasurable'][0]} not measurable on this device" in summary
+
+
+def test_a_pass_whose_fuzz_test_found_only_overflows_as_eagers_stays_a_verified_pass_with_its_mark():
+    """An overflow where eager overflows too (float64 finite) is as accurate as eager at the dtype's edge: the cell
+    keeps its pass, marked, and the chart counts it fuzz-verified, never silently wrong."""
+    from compat.evidence.verdicts import OVERFLOWS_MARK, of_doc
+    from compat.report.chart import cell_class
+
+    cell_id = "rms_norm-autograd_function-eager_backward-float32-cuda"
+    axes = dict(zip(("kernel", "style", "stage", "dtype", "device"), cell_id.split("-"), strict=True))
+
+    def record(kind, **detail):
+        outcome = {"kind": kind, "error_type": None, "message": None, "numerics": None, "detail": detail}
+        return {"id": cell_id, "axes": axes, "outcome": outcome, "expected": None, "verdict": None}
+
+    overflow = {"difference": "overflow_only", "layout": "contiguous", "output": "eager grad of x"}
+    for findings, kind, label, cls in (
+        ([overflow], "passes", f"pass{OVERFLOWS_MARK}", "verified"),
+        ([overflow, {**overflow, "difference": "nonfinite"}], "wrong_some", "wrong*", "wrong"),
+    ):
+        fuzz = record("mismatch", findings=findings, example={"layout": "contiguous"})
+        verdict = of_doc({"cells": [record("passed")], "fuzz": [fuzz]})[cell_id]
+        assert (verdict.kind, verdict.label, cell_class(verdict, fuzz)) == (kind, label, cls)

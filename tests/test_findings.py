@@ -168,3 +168,12 @@ def test_a_message_names_which_side_is_not_finite():
     assert "your op gives NaN where float64 and eager are finite (eager 1, float64 1)" in result["why"]
     lost = compare_elementwise(torch.tensor([0.0, 2.0]), torch.tensor([float("nan"), 2.0]), "out")
     assert lost["difference"] == "finite_where_nonfinite" and "a NaN or inf lost" in lost["why"]
+
+
+def test_a_row_recorded_before_findings_explains_its_findings_on_other_views_but_not_on_contiguous_inputs():
+    """It recorded the one example Hypothesis shrank to, so one view layout of the several it failed on."""
+    replayed = finding(layout="transposed")
+    assert replayed.explains_as_recorded_before(finding(layout="sliced", max_rel_err=50.0))
+    assert not replayed.explains_as_recorded_before(finding(layout="contiguous"))  # a tail or a mask: new
+    assert not replayed.explains_as_recorded_before(finding(layout="sliced", cause="special values"))
+    assert not replayed.explains_as_recorded_before(finding(layout="sliced", output="eager grad of w"))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,11 +123,13 @@ for name in OPS:
             inputs=(Tensor("x", ("rows", "cols")), Scalar("scale", 1.5)),
             dims=(ROWS, Dim("cols", example=1000)),
             dtypes=("float32",),
-            devices=("cpu_interpret",),
+            devices=("@DEVICE@",),
         )
     )
 """
 STAGES = "--compat-stages=eager,eager_backward"
+# Triton's interpreter on a CPU machine (CI's); the GPU where there is one (the GPU runner runs this test too).
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu_interpret"
 
 
 def write_repository(path: Path, ops: dict[str, dict[str, str]]) -> None:
@@ -139,7 +142,7 @@ def write_repository(path: Path, ops: dict[str, dict[str, str]]) -> None:
         for key, value in parts.items():
             source = source.replace(f"@{key}@", value)
         (package / f"{name}.py").write_text(source)
-    (package / "cases.py").write_text(CASES)
+    (package / "cases.py").write_text(CASES.replace("@DEVICE@", DEVICE))
     (path / "pyproject.toml").write_text(
         '[project]\nname = "scaled"\nversion = "0.1"\n\n[tool.pytest.ini_options]\npythonpath = ["."]\n'
         'compat_cases = ["scaled.cases"]\ncompat_require_declared = ' + json.dumps(sorted(ops)) + "\n"
@@ -177,8 +180,8 @@ def test_a_users_repository_passes_after_one_accept_and_catches_five_planted_bug
     rows = yaml.safe_load((tmp_path / "expectations.yaml").read_text())
     fuzz_ids = sorted(i for row in rows.get("fuzz", []) for i in row["ids"])
     assert fuzz_ids == [
-        "as_eager-as_shipped-eager-*-cpu_interpret",
-        "as_eager-as_shipped-eager_backward-*-cpu_interpret",
+        f"as_eager-as_shipped-eager-*-{DEVICE}",
+        f"as_eager-as_shipped-eager_backward-*-{DEVICE}",
     ]
     assert all(row["known"] == "fuzz_overflow_as_eager" and row["findings"] for row in rows["fuzz"])
     assert {f["difference"] for row in rows["fuzz"] for f in row["findings"]} == {"overflow_only"}
@@ -194,10 +197,10 @@ def test_a_users_repository_passes_after_one_accept_and_catches_five_planted_bug
     doc = latest_results(tmp_path)
     failing = {(section, r["id"]) for section in ("cells", "fuzz") for r in doc.get(section, []) if r["verdict"]}
     expected = {
-        (section, f"{name}-as_shipped-{stage}-float32-cpu_interpret") for name, (_, (section, stage)) in BUGS.items()
-    } | {("fuzz", "as_eager-as_shipped-eager_backward-float32-cpu_interpret")}
+        (section, f"{name}-as_shipped-{stage}-float32-{DEVICE}") for name, (_, (section, stage)) in BUGS.items()
+    } | {("fuzz", f"as_eager-as_shipped-eager_backward-float32-{DEVICE}")}
     assert expected <= failing, sorted(failing)
-    pinned = next(r for r in doc["fuzz"] if r["id"] == "as_eager-as_shipped-eager_backward-float32-cpu_interpret")
+    pinned = next(r for r in doc["fuzz"] if r["id"] == f"as_eager-as_shipped-eager_backward-float32-{DEVICE}")
     # Wrong values on views, where the row pins an overflow on float32's largest values: a new finding.
     assert "new finding: eager grad of x, transposed: wrong_values" in pinned["verdict"], pinned["verdict"]
     assert "another kind of difference (values; pinned: overflow)" in pinned["verdict"]

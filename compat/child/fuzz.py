@@ -269,35 +269,43 @@ class Pin:
     example: Example
     finding: Finding | None  # None: a row recorded before findings were pinned, until its example's replay
     found_here: bool = False  # a new finding of this test, pinned for its later rounds: it explains any error size
+    replayed: bool = False  # a row recorded before findings were pinned: its example's replay pins it
     reproduced: bool = False  # its own example showed what it pins
     count: int = 0
-    worst: float | None = None
+    seen: dict[tuple, Finding] = field(default_factory=dict)  # each signature it explained, at its worst error
     first: tuple[Exception, Example] | None = None  # the first observation it explained
 
     @classmethod
     def of(cls, spec: dict[str, Any]) -> "Pin":
         example = Example.from_json(spec["example"])
-        return cls(example, Finding(**spec) if "output" in spec else None)
+        return cls(example, Finding(**spec) if "output" in spec else None, replayed="output" not in spec)
 
     def explains(self, seen: Finding) -> bool:
         if self.finding is None:
             return False
         if self.found_here:
             return seen.signature == self.finding.signature
+        if self.replayed:
+            return self.finding.explains_as_recorded_before(seen)
         return self.finding.explains(seen)
 
     def take(self, seen: Finding, exc: Exception, example: Example) -> None:
         self.count += 1
         self.reproduced |= example == self.example
-        if seen.max_rel_err is not None:
-            self.worst = max(self.worst or 0.0, seen.max_rel_err)
+        before = self.seen.get(seen.signature)
+        worst = max(filter(None, (before and before.max_rel_err, seen.max_rel_err)), default=None)
+        self.seen[seen.signature] = dataclasses.replace(before or seen, max_rel_err=worst)
         self.first = self.first or (exc, example)
 
-    def recorded(self) -> dict[str, Any]:
-        """The finding as a row records it: the worst error this run saw, never below what the row pinned."""
+    def recorded(self) -> list[dict[str, Any]]:
+        """What a row records of it: the finding at the worst error this run saw, never below what the row pinned; a
+        row recorded before findings were pinned, each finding its replay explained."""
         assert self.finding is not None
-        worst = max(filter(None, (self.finding.max_rel_err, self.worst)), default=None)
-        return dataclasses.replace(self.finding, max_rel_err=worst).to_row()
+        if self.replayed:
+            return [f.to_row() for f in self.seen.values()] or [self.finding.to_row()]
+        seen = self.seen.get(self.finding.signature)
+        worst = max(filter(None, (self.finding.max_rel_err, seen and seen.max_rel_err)), default=None)
+        return [dataclasses.replace(self.finding, max_rel_err=worst).to_row()]
 
 
 class Search:
@@ -442,9 +450,10 @@ def fuzz(
     # Every distinct finding, pinned or new, as a row would record it; the new ones, and the pins that did not show.
     found_here = {id(p.finding) for p in pins if p.found_here}
     detail["findings"] = [
-        {**p.recorded(), "pinned": not p.found_here, "seen": p.count + p.found_here}
+        {**row, "pinned": not p.found_here, "seen": p.count + p.found_here}
         for p in pins
         if p.count or p.found_here
+        for row in p.recorded()
     ] + [{**f.to_row(), "pinned": False, "seen": 1} for f, _, _ in new if f and id(f) not in found_here]
     detail["new"] = [f.text() for f, _, _ in new if f]
     if search_cut:

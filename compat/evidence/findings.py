@@ -16,7 +16,9 @@ other difference is a new finding and fails the gate, whatever the row says (ano
 another kind of difference, ordinary values where the pin needs special ones, a larger error). A pinned example that no longer
 shows its difference fails the gate too: the fix is recorded by accepting it.
 
-A row recorded before findings were pinned lists only its example: its replay in each run pins what it shows then.
+A row recorded before findings were pinned lists only its example: its replay in each run pins what it shows then,
+on any layout as contiguous (or not) as the example's (the row recorded one layout of the several it may have
+failed on); the next accept records each finding it explained.
 """
 
 from __future__ import annotations
@@ -74,6 +76,18 @@ class Finding:
         if self.max_rel_err is None or seen.max_rel_err is None:
             return True
         return seen.max_rel_err <= ERROR_MARGIN * self.max_rel_err
+
+    def explains_as_recorded_before(self, seen: "Finding") -> bool:
+        """What the replay of a row recorded before findings were pinned explains: it recorded one example, the first
+        Hypothesis shrank to, so one layout of several: the same output, family, cause and error, on an input as
+        contiguous (or not) as its example."""
+        return (seen.output, seen.family, seen.cause, seen.error, seen.layout == "contiguous") == (
+            self.output,
+            self.family,
+            self.cause,
+            self.error,
+            self.layout == "contiguous",
+        ) or (self.family == seen.family == "overflow" and seen.output == self.output)
 
     def unlike(self, seen: "Finding") -> str:
         """What sets `seen` apart from this pin, in words."""

@@ -32,6 +32,8 @@ VERDICTS: dict[str, tuple[str, str]] = {
     "skipped": ("skip", "not run on this host"),
 }
 REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
+OVERFLOWS_MARK = "~"  # beside "pass": NaN or inf on generated inputs only where eager overflows too (float64 finite)
+OVERFLOW_WORDS = "NaN or inf on generated inputs only where eager overflows too (float64 is finite there)"
 UNFUZZED_MARK = "°"  # beside "pass": a stage the fuzz tests drive, whose fuzz test did not run in these results
 ON_THE_MODEL = {
     "passed": "passes",
@@ -59,11 +61,15 @@ class Verdict:
     refuses: tuple[str, ...] = ()  # layouts a passing cell refused clearly
     unfuzzed: bool = False  # a pass on the model's inputs only: its stage is fuzzed, but not in these results
     rewrite: str | None = None
+    overflows: bool = False  # a pass whose fuzz test found only overflows where eager overflows too
 
     @property
     def label(self) -> str:
         return (
-            VERDICTS[self.kind][0] + (REFUSES_MARK if self.refuses else "") + (UNFUZZED_MARK if self.unfuzzed else "")
+            VERDICTS[self.kind][0]
+            + (REFUSES_MARK if self.refuses else "")
+            + (OVERFLOWS_MARK if self.overflows else "")
+            + (UNFUZZED_MARK if self.unfuzzed else "")
         )
 
     @property
@@ -73,7 +79,7 @@ class Verdict:
     @property
     def note(self) -> tuple:
         """What two cells share when one note explains both (the cell id aside)."""
-        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.evidence)
+        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.overflows, self.evidence)
 
 
 def _provenance(row: dict[str, Any] | None) -> str:
@@ -148,13 +154,14 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     kind = ON_THE_MODEL[outcome.kind]
     evidence: list[tuple[str, str]] = []
     facts: list[tuple[str, str]] = []
-    rewrite, refuses, unfuzzed = row.get("rewrite"), (), False
+    rewrite, refuses, unfuzzed, overflows = row.get("rewrite"), (), False, False
     if outcome.kind == "passed":
         worst = _worst_rel(outcome)
         facts.append(("on the model", "eager's values" + (f" (max rel err {worst:.3g})" if worst else "")))
         if fuzz is not None:
             fuzz_outcome = Outcome.from_dict(fuzz["outcome"])
-            kind = ON_SOME_INPUTS.get(fuzz_outcome.kind, kind)
+            overflows = overflow_only(fuzz_outcome)
+            kind = kind if overflows else ON_SOME_INPUTS.get(fuzz_outcome.kind, kind)
             shared, own = _fuzz_evidence(fuzz)
             evidence += shared
             facts += own
@@ -201,7 +208,14 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
                 + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v),
             )
         )
-    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite)
+    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
+
+
+def overflow_only(outcome: Outcome) -> bool:
+    """A fuzz test whose every finding is an overflow where eager overflows too (float64 finite there): as accurate
+    as eager at the dtype's edge, so the cell stays a pass, the overflow noted (compat.evidence.findings)."""
+    found = outcome.detail.get("findings") or []
+    return outcome.kind == "mismatch" and bool(found) and all(f["difference"] == "overflow_only" for f in found)
 
 
 def unmeasurable(outcome: Outcome, row: dict[str, Any], cell_id: str) -> str | None:

@@ -61,8 +61,9 @@ def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
     """One cell's class (None: not run here). `fuzz`: the fuzz record of the cell, or of the package it runs."""
     if verdict.kind in ("skipped", "unmeasurable"):
         return None if verdict.kind == "skipped" else "unmeasurable"
-    if verdict.kind == "passes":
-        return "verified" if fuzz is not None and fuzz["outcome"]["kind"] == "passed" else "unfuzzed"
+    if verdict.kind == "passes":  # an overflow where eager overflows too is verified: as accurate as eager
+        verified = fuzz is not None and (fuzz["outcome"]["kind"] == "passed" or verdict.overflows)
+        return "verified" if verified else "unfuzzed"
     if verdict.kind in ("wrong_some", "errors_some"):
         example = (fuzz or {}).get("outcome", {}).get("detail", {}).get("example") or {}
         if example.get("layout", "contiguous") != "contiguous":
@@ -145,16 +146,13 @@ def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> t
     rows = [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
     if any(c == "unmeasurable" for _, classes in rows for c in classes):
         said += f" {CLASSES['unmeasurable'][0]}: {INTERPRETER_LIMIT}."
-    absent = {}  # groups no stage of which is in this device's matrix, by why (ops declared in this process)
-    known = [op for op in ops if op in KERNELS]
+    # Groups no stage of which is in this device's matrix, by why (for the ops declared in this process, in the
+    # dtypes they ran).
+    absent: dict[str, list[str]] = {}
+    ran_in = {(c["axes"]["kernel"], c["axes"]["dtype"]) for c in ran if c["axes"]["kernel"] in KERNELS}
     for group, stages in GROUPS:
-        why = {
-            why_not_applicable(Cell(op, "as_shipped", stage, dtype, device))
-            for op in known
-            for stage in stages
-            for dtype in KERNELS[op].dtypes
-        }
-        if known and None not in why:
+        why = {why_not_applicable(Cell(op, "as_shipped", s, dtype, device)) for op, dtype in ran_in for s in stages}
+        if ran_in and None not in why:
             absent.setdefault("; ".join(sorted(filter(None, why))), []).append(group)
     said += "".join(f" {', '.join(groups)}: not in {device}'s matrix ({why})." for why, groups in absent.items())
     return said, rows

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from ..evidence.verdicts import REFUSES_MARK, UNFUZZED_MARK, VERDICTS
+from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 from ..matrix.cells import dtypes_braced, split_cell_id
 from ..matrix.styles import FAMILIES, STYLES
 from . import chart as measured_chart
@@ -432,11 +432,12 @@ def _notes(docs: Docs, kernel: str) -> dict[str, Any]:
         blocks = [(cells, note) for cells, note in blocks if cells]
         if not blocks:
             continue
-        kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
+        kind, unexpected, refuses, unfuzzed, overflows, _ = blocks[0][1]
         title = (
             ("differs from its expectation: " if unexpected else "")
             + VERDICTS[kind][1]
             + (f"; refuses {', '.join(refuses)}" if refuses else "")
+            + (f"; {OVERFLOW_WORDS}" if overflows else "")
             + ("; not fuzzed in these results" if unfuzzed else "")
         )
         out[str(n)] = {
@@ -656,6 +657,7 @@ def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
     )
     legend += (
         f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
+        f'<span class="passes">pass{OVERFLOWS_MARK}: {_esc(OVERFLOW_WORDS)}</span>'
         f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
         "these results</span>"
         '<span class="passes unexpected">differs from its expectation (the gate failed)</span>'

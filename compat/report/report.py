@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evidence.verdicts import REFUSES_MARK, VERDICTS, Verdict, of_doc
+from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, VERDICTS, Verdict, of_doc
 from ..evidence.versions import chart_rows, collect
 from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
@@ -331,7 +331,11 @@ class Docs:
         for row in self.rows:
             for stage in self.stages:
                 for e in row.entries(stage):
-                    if e.kind != "passes" or e.unexpected or any(v.refuses or v.unfuzzed for v in e.verdicts):
+                    if (
+                        e.kind != "passes"
+                        or e.unexpected
+                        or any(v.refuses or v.unfuzzed or v.overflows for v in e.verdicts)
+                    ):
                         self.notes.setdefault(self.note_key(e), len(self.notes) + 1)
 
     @staticmethod
@@ -426,7 +430,12 @@ def _md_entry(docs: Docs, e: Entry) -> str:
     key = docs.note_key(e)
     note = f" [{docs.notes[key]}](#note-{docs.notes[key]})" if key in docs.notes else ""
     v = e.verdicts[0]
-    icon = (UNEXPECTED if e.unexpected else "") + _icon(e.kind, v.unfuzzed) + (REFUSES_MARK if v.refuses else "")
+    icon = (
+        (UNEXPECTED if e.unexpected else "")
+        + _icon(e.kind, v.unfuzzed)
+        + (REFUSES_MARK if v.refuses else "")
+        + (OVERFLOWS_MARK if v.overflows else "")
+    )
     dtypes = f"{'/'.join(DTYPE.get(d, d) for d in e.dtypes)} " if e.dtypes else ""
     return f"{dtypes}{icon}{note}"
 
@@ -486,6 +495,7 @@ def _header(docs: "Docs", source: str, title: str) -> list[str]:
     return out + [
         "",
         f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
+        f"{OVERFLOWS_MARK} NaN or inf on generated inputs only where eager overflows too (float64 is finite there); "
         f"{UNFUZZED_ICON} passes on the model's inputs, its fuzz test has not run in these results "
         f"(never {VERDICT_ICON['passes']}, which the fuzz tests verified where the stage is fuzzed); "
         f"{UNEXPECTED} differs from its expectation (the gate failed). A cell shows one verdict for every "
@@ -666,11 +676,12 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
                 for cells, note in docs.note_blocks(key)
                 if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)
             ]
-            kind, unexpected, refuses, unfuzzed, _ = blocks[0][1]
+            kind, unexpected, refuses, unfuzzed, overflows, _ = blocks[0][1]
             out.append(
                 f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{_icon(kind, unfuzzed)} '
                 f"{VERDICTS[kind][1]}"
                 + (f"; refuses {', '.join(refuses)}" if refuses else "")
+                + (f"; {OVERFLOW_WORDS}" if overflows else "")
                 + ("; not fuzzed in these results" if unfuzzed else "")
             )
             for cells, (*_, evidence) in blocks:
