@@ -39,15 +39,15 @@ run() {  # NAME SECONDS [args]: gpu_run.sh into the work folder
 
 if [ "$part" = suite ]; then
     edge_cells fuzz_overflow_as_eager > "$work/suite-cells.txt"
-    run suite-edges $((seconds / 5)) --compat-devices=cuda --compat-cells "$work/suite-cells.txt" -m fuzz
+    run suite-edges $((seconds / 6)) --compat-devices=cuda --compat-cells "$work/suite-cells.txt" -m fuzz
     # View findings recorded before findings were pinned: each row's example replays and pins what it shows.
-    run suite-views $((seconds / 5)) --compat-devices=cuda --compat-kernels=silu --compat-styles=triton_op,raw_jit \
+    run suite-views $((seconds * 2 / 9)) --compat-devices=cuda --compat-kernels=silu --compat-styles=triton_op,raw_jit \
         --compat-stages=decompose_strict,export_nonstrict,aoti_strict --compat-dtypes=float32 -m fuzz
     (cd examples/liger_kernel && edge_cells liger_layer_norm_overflow liger_rms_norm_grad_overflow \
         liger_ce_smoothing_overflow > "$work/liger-cells.txt" \
-        && run liger-edges $((seconds / 5)) --compat-devices=cuda --compat-cells "$work/liger-cells.txt" -m fuzz)
+        && run liger-edges $((seconds / 6)) --compat-devices=cuda --compat-cells "$work/liger-cells.txt" -m fuzz)
     start=$(date +%s)
-    timeout -s INT $((seconds * 2 / 5)) python -m pytest tests/test_user_repository.py -p no:cacheprovider -q \
+    timeout -s INT $((seconds * 4 / 9)) python -m pytest tests/test_user_repository.py -p no:cacheprovider -q \
         > "$work/user-repository.log" 2>&1
     echo "user repository test: exit $? after $(( $(date +%s) - start )) s"; tail -3 "$work/user-repository.log"
 fi
