@@ -90,32 +90,27 @@ def reproducer(cell: "Cell", example) -> str:
     return f"python -m compat fuzz {cell.id} --example {shlex.quote(example.to_json())}"
 
 
-class Falsified(AssertionError):
-    """An example whose output differs from eager's: the comparison's words, and what differed (a finding's
-    output, difference and error; `eager_overflowed`: eager itself was not finite where float64 is)."""
+@dataclass(frozen=True)
+class Difference:
+    """One output of an example that differs from eager's: what a finding records of it."""
 
-    def __init__(
-        self,
-        why: str,
-        output: str,
-        difference: str,
-        max_rel_err: float | None = None,
-        eager_overflowed: bool = False,
-    ):
-        super().__init__(why)
-        self.output, self.difference, self.max_rel_err = output, difference, max_rel_err
-        self.eager_overflowed = eager_overflowed
+    output: str  # as the comparison names it: "compiled grad of x"
+    difference: str  # a key of compat.evidence.findings.DIFFERENCES
+    max_rel_err: float | None = None  # wrong values: how far past eager's own error
 
     @classmethod
-    def of(cls, result: dict[str, Any], output: str) -> "Falsified":
-        wrong = result.get("difference") == "wrong_values"
-        return cls(
-            result["why"],
-            output,
-            result.get("difference", "wrong_values"),
-            result.get("max_rel_err") if wrong else None,
-            bool(result.get("eager_overflowed")),
-        )
+    def of(cls, result: dict[str, Any], output: str) -> "Difference":
+        kind = result.get("difference", "wrong_values")
+        return cls(output, kind, result.get("max_rel_err") if kind == "wrong_values" else None)
+
+
+class Falsified(AssertionError):
+    """An example whose outputs differ from eager's: the first comparison's words, every output that differed, and
+    whether eager itself was not finite where float64 is (in any output of the example)."""
+
+    def __init__(self, why: str, differences: list[Difference], eager_overflowed: bool = False):
+        super().__init__(why)
+        self.differences, self.eager_overflowed = differences, eager_overflowed
 
 
 OUTPUT_TAG = "_compat_output"  # set on an exception an artifact raised: which artifact (a finding's output)
@@ -197,7 +192,7 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
             outputs = kernel_outputs(want)
             labels = names if len(names) == len(outputs) else [f"output {i}" for i in range(len(outputs))]
             if len(got) != len(outputs):
-                raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}", name, "outputs")
+                raise Falsified(f"{name}: {len(got)} outputs, eager has {len(outputs)}", [Difference(name, "outputs")])
             for label, g, w, scale, w64 in zip(labels, got, outputs, scales, want64, strict=True):
                 result = compare_elementwise(
                     g,
@@ -238,7 +233,8 @@ def _check_gradients(
         for input_name, g in got.items():
             output = f"{name} grad of {input_name}"
             if g is None:
-                raise Falsified(f"{output}: none reached it, shape {shape}, {example.layout}", output, "no_gradient")
+                why = f"{output}: none reached it, shape {shape}, {example.layout}"
+                raise Falsified(why, [Difference(output, "no_gradient")])
             result = compare_gradient(
                 g,
                 want[input_name],
@@ -252,13 +248,13 @@ def _check_gradients(
 
 
 def _judged(results: list[tuple[str, dict]], tally: Tally) -> None:
-    """An example's comparisons, all made: the first that failed raises (saying whether eager overflowed in any of
-    them: a gradient's NaN can sit in another output than eager's), else the example counts as passed."""
-    failed = next(((output, r) for output, r in results if not r["ok"]), None)
-    if failed is not None:
-        exc = Falsified.of(failed[1], failed[0])
-        exc.eager_overflowed = any(r.get("eager_overflowed") for _, r in results)
-        raise exc
+    """An example's comparisons, all made: where any failed, every failing one is raised together (a gradient's NaN
+    can sit in another output than eager's, and which output a finding names must not hang on their order), else
+    the example counts as passed."""
+    failed = [(output, r) for output, r in results if not r["ok"]]
+    if failed:
+        overflowed = any(r.get("eager_overflowed") for _, r in results)
+        raise Falsified(failed[0][1]["why"], [Difference.of(r, output) for output, r in failed], overflowed)
     tally.add([r for _, r in results])
 
 
@@ -267,7 +263,7 @@ class Pin:
     """A finding the cell's row pins (or, in a later round of this test, one found here), and what it explained."""
 
     example: Example
-    finding: Finding | None  # None: a row recorded before findings were pinned, until its example's replay
+    findings: list[Finding]  # empty: a row recorded before findings were pinned, until its example's replay
     found_here: bool = False  # a new finding of this test, pinned for its later rounds: it explains any error size
     replayed: bool = False  # a row recorded before findings were pinned: its example's replay pins it
     reproduced: bool = False  # its own example showed what it pins
@@ -278,16 +274,15 @@ class Pin:
     @classmethod
     def of(cls, spec: dict[str, Any]) -> "Pin":
         example = Example.from_json(spec["example"])
-        return cls(example, Finding(**spec) if "output" in spec else None, replayed="output" not in spec)
+        recorded = "output" in spec
+        return cls(example, [Finding(**spec)] if recorded else [], replayed=not recorded)
 
     def explains(self, seen: Finding) -> bool:
-        if self.finding is None:
-            return False
         if self.found_here:
-            return seen.signature == self.finding.signature
+            return any(seen.signature == f.signature for f in self.findings)
         if self.replayed:
-            return self.finding.explains_as_recorded_before(seen)
-        return self.finding.explains(seen)
+            return any(f.explains_as_recorded_before(seen) for f in self.findings)
+        return any(f.explains(seen) for f in self.findings)
 
     def take(self, seen: Finding, exc: Exception, example: Example) -> None:
         self.count += 1
@@ -298,14 +293,16 @@ class Pin:
         self.first = self.first or (exc, example)
 
     def recorded(self) -> list[dict[str, Any]]:
-        """What a row records of it: the finding at the worst error this run saw, never below what the row pinned; a
+        """What a row records of it: its finding at the worst error this run saw, never below what the row pinned; a
         row recorded before findings were pinned, each finding its replay explained."""
-        assert self.finding is not None
         if self.replayed:
-            return [f.to_row() for f in self.seen.values()] or [self.finding.to_row()]
-        seen = self.seen.get(self.finding.signature)
-        worst = max(filter(None, (self.finding.max_rel_err, seen and seen.max_rel_err)), default=None)
-        return [dataclasses.replace(self.finding, max_rel_err=worst).to_row()]
+            return [f.to_row() for f in self.seen.values()] or [f.to_row() for f in self.findings]
+        rows = []
+        for f in self.findings:
+            seen = self.seen.get(f.signature)
+            worst = max(filter(None, (f.max_rel_err, seen and seen.max_rel_err)), default=None)
+            rows.append(dataclasses.replace(f, max_rel_err=worst).to_row())
+        return rows
 
 
 class Search:
@@ -326,59 +323,68 @@ class Search:
             return False
         return True
 
-    def observed(self, exc: Exception, example: Example) -> Finding:
-        """The finding an exception shows at `example`, its cause found by checking the example without its special
-        values. A difference where eager overflowed too (NaN where float64 is finite) that goes away without the
-        dtype's largest values is overflow only, as bad as eager's and no worse."""
+    def observed(self, exc: Exception, example: Example) -> list[Finding]:
+        """The findings an exception shows at `example` (one per output that differed), their cause found by checking
+        the example without its special values. A difference on an example where eager overflowed too (NaN or inf
+        where float64 is finite) that goes away at ordinary magnitudes (scale 1, without the dtype's largest values)
+        is overflow only, as bad as eager's and no worse."""
         plain = not example.specials or not self.passes(dataclasses.replace(example, specials=()))
         cause = CAUSES[1] if plain else CAUSES[0]
-        if isinstance(exc, Falsified):
-            difference = exc.difference
-            if (
-                not plain
-                and exc.eager_overflowed
-                and difference in ("nonfinite", "wrong_values")
-                and any(kind in LARGEST for _, kind in example.specials)
-                and self.passes(
-                    dataclasses.replace(example, specials=tuple(s for s in example.specials if s[1] not in LARGEST))
+        if not isinstance(exc, Falsified):
+            output, error = getattr(exc, OUTPUT_TAG, "the artifact"), outcomes.exception_type_name(exc)
+            return [Finding(output, example.layout, "error", cause, example.to_json(), error=error)]
+        large = example.scale > 1.0 or any(kind in LARGEST for _, kind in example.specials)
+        overflow = (  # eager overflows here too, and the example at ordinary magnitudes passes
+            large
+            and exc.eager_overflowed
+            and self.passes(
+                dataclasses.replace(
+                    example,
+                    scale=min(example.scale, 1.0),
+                    specials=tuple(s for s in example.specials if s[1] not in LARGEST),
                 )
-            ):
-                difference = "overflow_only"
-            err = exc.max_rel_err if difference == "wrong_values" else None
-            return Finding(exc.output, example.layout, difference, cause, example.to_json(), err)
-        output = getattr(exc, OUTPUT_TAG, "the artifact")
-        error = outcomes.exception_type_name(exc)
-        return Finding(output, example.layout, "error", cause, example.to_json(), error=error)
+            )
+        )
+        found = []
+        for d in exc.differences:
+            kind = "overflow_only" if overflow and d.difference in ("nonfinite", "wrong_values") else d.difference
+            err = d.max_rel_err if kind == "wrong_values" else None
+            found.append(Finding(d.output, example.layout, kind, cause, example.to_json(), err))
+        return found
+
+    def unexplained(self, found: list[Finding]) -> list[Finding]:
+        return [f for f in found if not any(p.explains(f) for p in self.pins)]
 
     def __call__(self, example: Example) -> None:
         try:
             self.check(self.made, self.reference, example, self.cell, self.tally)
         except HarnessError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a difference: counted where a pin explains it, else raised
+        except Exception as exc:  # noqa: BLE001 - a difference: counted where pins explain it all, else raised
             if not self.pins:
                 raise
             seen = self.observed(exc, example)
             for pin in self.pins:  # a row recorded before findings were pinned: its example's replay pins it
-                if pin.finding is None and example == pin.example:
-                    pin.finding = seen
-            pin = next((p for p in self.pins if p.explains(seen)), None)
-            if pin is None:
+                if pin.replayed and not pin.findings and example == pin.example:
+                    pin.findings = list(seen)
+            if self.unexplained(seen):
                 raise
-            pin.take(seen, exc, example)
+            for f in seen:
+                next(p for p in self.pins if p.explains(f)).take(f, exc, example)
             self.tally.explained += 1
 
 
 OVERFLOW_ONLY = (
-    " (overflow only: it overflows where eager overflows on this example, and without the dtype's largest values "
-    "the example passes)"
+    " (overflow only: it overflows where eager overflows on this example, and at ordinary magnitudes, without the "
+    "dtype's largest values, the example passes)"
 )
 
 
-def _outcome_of(exc: Exception, found: Finding | None) -> Outcome:
+def _outcome_of(exc: Exception, found: list[Finding]) -> Outcome:
     if isinstance(exc, Falsified):
         why = str(exc)
-        if found is not None and found.difference == "overflow_only" and found.difference != exc.difference:
+        derived = {d.output for d in exc.differences if d.difference != "overflow_only"}
+        if any(f.difference == "overflow_only" and f.output in derived for f in found):
             why += OVERFLOW_ONLY
         return Outcome("mismatch", numerics=[{"ok": False, "why": why}])
     return outcomes.from_exception(exc)
@@ -423,7 +429,7 @@ def fuzz(
 
     test = made_test(shrink=True)
     start = time.monotonic()
-    new: list[tuple[Finding, Exception, Example]] = []
+    new: list[tuple[list[Finding], Exception, Example]] = []  # per round: its unexplained findings, error, example
     search_cut = None
     while True:
         try:
@@ -433,14 +439,15 @@ def fuzz(
         except HarnessError:
             raise  # the declaration's fault or the comparison's, not the example's: a harness error
         except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
-            found = search.observed(exc, tally.last) if tally.last is not None else None
-            new.append((found, exc, tally.last))
-            if found is None or example is not None:
+            at = tally.last
+            found = search.unexplained(search.observed(exc, at)) if at is not None else []
+            new.append((found, exc, at))
+            if not found or example is not None:
                 break
             if len(new) >= MAX_NEW_FINDINGS:
-                search_cut = f"the search stopped after {len(new)} new findings: there may be more"
+                search_cut = f"the search stopped after {len(new)} rounds of new findings: there may be more"
                 break
-            pins.append(Pin(tally.last, found, found_here=True))  # the next round looks past it
+            pins.append(Pin(at, found, found_here=True))  # the next round looks past them
             test = made_test(shrink=False)
     detail: dict[str, Any] = {
         "tally": tally.to_dict(),
@@ -448,18 +455,22 @@ def fuzz(
         "fuzz_seconds": round(time.monotonic() - start, 1),
     }
     # Every distinct finding, pinned or new, as a row would record it; the new ones, and the pins that did not show.
-    found_here = {id(p.finding) for p in pins if p.found_here}
+    pinned_here = {id(p.findings) for p in pins if p.found_here}
     detail["findings"] = [
         {**row, "pinned": not p.found_here, "seen": p.count + p.found_here}
         for p in pins
         if p.count or p.found_here
         for row in p.recorded()
-    ] + [{**f.to_row(), "pinned": False, "seen": 1} for f, _, _ in new if f and id(f) not in found_here]
-    detail["new"] = [f.text() for f, _, _ in new if f]
+    ] + [
+        {**f.to_row(), "pinned": False, "seen": 1} for found, _, _ in new if id(found) not in pinned_here for f in found
+    ]
+    detail["new"] = [f.text() for found, _, _ in new for f in found]
     if search_cut:
         detail["search_cut"] = search_cut
     detail["unreproduced"] = [
-        p.finding.text() if p.finding else p.example.to_json() for p in pins if not (p.found_here or p.reproduced)
+        "; ".join(f.text() for f in p.findings) or p.example.to_json()
+        for p in pins
+        if not (p.found_here or p.reproduced)
     ]
     if new:
         found, exc, at = new[0]
@@ -467,7 +478,7 @@ def fuzz(
     elif any(p.count for p in pins):
         pin = next(p for p in pins if p.first)
         exc, at = pin.first
-        outcome = _outcome_of(exc, pin.finding)
+        outcome = _outcome_of(exc, list(pin.seen.values()))
     else:
         if example is None and not tally.informative and not detail["unreproduced"]:
             return Outcome(
