@@ -99,9 +99,7 @@ class Finding:
             ("cause", "another cause"),
             ("error", "another error"),
         ):
-            if getattr(seen, name) != getattr(self, name) and (
-                self.family != "overflow" or name in ("output", "family")
-            ):
+            if getattr(seen, name) != getattr(self, name) and (self.family != "overflow" or name == "family"):
                 parts.append(f"{what} ({getattr(seen, name)}; pinned: {getattr(self, name)})")
         if not parts and not self.explains(seen):
             parts.append(

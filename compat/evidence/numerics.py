@@ -228,7 +228,8 @@ def _judge(
         bound = tol * scale + EAGER_MULTIPLE * allowance + info.tiny
         per = scale.clamp_min(info.tiny).expand_as(err)
     else:
-        per = (magnitude.abs() if magnitude is not None else truth.abs()).to(err)
+        per = truth.abs() if magnitude is None else magnitude.abs().to(err)
+        per = torch.where(per.isnan(), truth.abs(), per)  # a declared scale that is NaN there (a NaN term) says nothing
         bound = tol * per + EAGER_MULTIPLE * own + info.tiny
         scale = per[compared].max() if compared.any() else torch.zeros((), dtype=o.dtype, device=o.device)
     found["wrong_values"] = compared & (err > bound)

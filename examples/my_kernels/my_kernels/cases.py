@@ -275,7 +275,7 @@ register_known(
     ),
     Known(
         "",
-        r"NaN where eager has none",
+        r"your op gives NaN where float64 and eager are finite|overflows where eager overflows",
         key="my_layer_norm_overflow",
         kind="mismatch",
         section="fuzz",
@@ -304,7 +304,7 @@ register_known(
     ),
     Known(
         "",
-        r"got -0, eager -\d\.\d+e-38",
+        r"your op gives -0 \(eager -\d(\.\d+)?e-38",
         key="my_gelu_tanh_flush",
         kind="mismatch",
         section="fuzz",
@@ -317,7 +317,7 @@ register_known(
     ),
     Known(
         "",
-        r"NaN where eager has none",
+        r"a NaN or inf lost",
         key="my_bias_relu_nan",
         kind="mismatch",
         section="fuzz",
@@ -368,15 +368,15 @@ register_known(
     Known(
         "",
         r"grad of x, shape \(\d+, \d+\), contiguous: NaN where eager has none, or missing where eager has "
-        r"it: 1 element\(s\), first at \[0, 7\]",
+        r"it: 1 element\(s\), first at \[0, 7\]|grad of x, .*: your op gives NaN where float64 and eager are finite",
         key="my_swish_grad_at_max",
         kind="mismatch",
         section="fuzz",
         kernels=("my_swish",),
-        reason="element 7 of the fuzz tests' special values is the dtype's largest value: there the gradient "
-        "x * sigmoid'(x) multiplies a huge x by a sigmoid slope that is 0, and the backward kernel and "
-        "autograd of the reference disagree on whether that is NaN (measured on the H200, eagerly and "
-        "compiled alike)",
+        reason="at the dtype's largest value the gradient x * sigmoid'(x) multiplies a huge x by a sigmoid slope "
+        "that is 0; the backward kernel gives NaN there where autograd of the reference, and float64, give a "
+        "finite value (measured on the H200 and H100, eagerly and compiled alike; judged against float64 on the "
+        "H200 since: the kernel's NaN, with beta=1.702, where eager gives -0.25)",
         rewrite="none needed for real activations; compute the slope as sigmoid(x) * (1 + x * (1 - sigmoid(x))) "
         "with the product guarded where 1 - sigmoid(x) is 0",
     ),
