@@ -286,7 +286,6 @@ class Pin:
 
     def take(self, seen: Finding, exc: Exception, example: Example) -> None:
         self.count += 1
-        self.reproduced |= example == self.example
         before = self.seen.get(seen.signature)
         worst = max(filter(None, (before and before.max_rel_err, seen.max_rel_err)), default=None)
         self.seen[seen.signature] = dataclasses.replace(before or seen, max_rel_err=worst)
@@ -371,6 +370,8 @@ class Search:
                 raise
             for f in seen:
                 next(p for p in self.pins if p.explains(f)).take(f, exc, example)
+            for pin in self.pins:  # its own example shows what it pins, whichever pin counted it
+                pin.reproduced |= example == pin.example and any(pin.explains(f) for f in seen)
             self.tally.explained += 1
 
 
@@ -456,7 +457,7 @@ def fuzz(
     }
     # Every distinct finding, pinned or new, as a row would record it; the new ones, and the pins that did not show.
     pinned_here = {id(p.findings) for p in pins if p.found_here}
-    detail["findings"] = [
+    found_rows = [
         {**row, "pinned": not p.found_here, "seen": p.count + p.found_here}
         for p in pins
         if p.count or p.found_here
@@ -464,6 +465,15 @@ def fuzz(
     ] + [
         {**f.to_row(), "pinned": False, "seen": 1} for found, _, _ in new if id(found) not in pinned_here for f in found
     ]
+    # Once per signature (overflows where eager overflows share one, whichever output showed them), at the worst
+    # error any showed: a pinned finding seen again with a larger error is recorded with it.
+    distinct: dict[tuple, dict[str, Any]] = {}
+    for r in found_rows:
+        first = distinct.setdefault(Finding(**{k: v for k, v in r.items() if k not in ("pinned", "seen")}).signature, r)
+        errors = [e for e in (first.get("max_rel_err"), r.get("max_rel_err")) if e is not None]
+        if errors:
+            first["max_rel_err"] = max(errors)
+    detail["findings"] = list(distinct.values())
     detail["new"] = [f.text() for found, _, _ in new for f in found]
     if search_cut:
         detail["search_cut"] = search_cut

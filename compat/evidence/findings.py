@@ -64,10 +64,11 @@ class Finding:
 
     @property
     def signature(self) -> tuple:
-        """What a pin and a later observation must share. An overflow where eager overflows too is the dtype's, on any
-        layout and from large ordinary values as from the largest special ones."""
+        """What a pin and a later observation must share. An overflow where eager overflows too is the dtype's, in any
+        output (a gradient's NaN lands in grad of x on one example and grad of w on another), on any layout, from
+        large ordinary values as from the largest special ones."""
         if self.family == "overflow":
-            return (self.output, self.family)
+            return (self.family,)
         return (self.output, self.layout, self.family, self.cause, self.error)
 
     def explains(self, seen: "Finding") -> bool:
@@ -87,7 +88,7 @@ class Finding:
             self.cause,
             self.error,
             self.layout == "contiguous",
-        ) or (self.family == seen.family == "overflow" and seen.output == self.output)
+        ) or self.family == seen.family == "overflow"
 
     def unlike(self, seen: "Finding") -> str:
         """What sets `seen` apart from this pin, in words."""
