@@ -177,3 +177,17 @@ def test_a_row_recorded_before_findings_explains_its_findings_on_other_views_but
     assert not replayed.explains_as_recorded_before(finding(layout="contiguous"))  # a tail or a mask: new
     assert not replayed.explains_as_recorded_before(finding(layout="sliced", cause="special values"))
     assert not replayed.explains_as_recorded_before(finding(layout="sliced", output="eager grad of w"))
+
+
+def test_a_row_with_findings_holds_whichever_of_them_a_run_meets_first(tmp_path):
+    """A row pinning an error on views and an overflow: a run whose first explained example raised reports `failed`,
+    one whose first was the overflow `mismatch`; both agree, as neither found anything the row does not pin."""
+    error = finding(difference="error", error="RuntimeError", layout="sliced", max_rel_err=None)
+    overflow = finding(difference="overflow_only", cause="special values", max_rel_err=None)
+    row = Expectation(CELL, 0, fuzz_row([error, overflow]), "fuzz")
+    detail = {"findings": [{**f.to_row(), "pinned": True, "seen": 1} for f in (error, overflow)], "new": []}
+    raised = Outcome("failed", "RuntimeError", "aoti_torch_call_dispatcher(...) API call failed", detail=detail)
+    assert verdict(CELL, row, raised, RUN, tmp_path, "fuzz") is None
+    assert verdict(CELL, row, fuzz_outcome([error, overflow]), RUN, tmp_path, "fuzz") is None
+    before = Outcome("failed", "RuntimeError", "aoti_torch_call_dispatcher(...) API call failed")  # no findings
+    assert verdict(CELL, row, before, RUN, tmp_path, "fuzz") is not None

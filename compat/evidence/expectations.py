@@ -164,10 +164,14 @@ class Expectation:
 
     def agrees(self, outcome: Outcome) -> bool:
         r = self.full
-        if outcome.kind != r["outcome"]:
-            return False
         if self.section == "fuzz" and (outcome.detail.get("new") or outcome.detail.get("unreproduced")):
             return False  # a difference its findings do not explain, or a pinned one that no longer shows
+        if self.section == "fuzz" and r.get("findings") and outcome.kind in ("mismatch", "failed"):
+            # Its findings say it all; which of them a run met first (a wrong value, an error) decides only the
+            # outcome's kind and words, which follow the order of the examples, not the op.
+            return "findings" in outcome.detail
+        if outcome.kind != r["outcome"]:
+            return False
         if r["outcome"] == "failed":
             cause = outcome.cause
             return (
