@@ -2,6 +2,7 @@
 explain, and on a pinned one that no longer shows; an accept records findings, and names those without a reason."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -191,3 +192,24 @@ def test_a_row_with_findings_holds_whichever_of_them_a_run_meets_first(tmp_path)
     assert verdict(CELL, row, fuzz_outcome([error, overflow]), RUN, tmp_path, "fuzz") is None
     before = Outcome("failed", "RuntimeError", "aoti_torch_call_dispatcher(...) API call failed")  # no findings
     assert verdict(CELL, row, before, RUN, tmp_path, "fuzz") is not None
+
+
+def test_an_upgrade_without_rows_pins_the_baselines_findings():
+    """A version nobody recorded holds each fuzz test to its baseline's findings: the rows of the nearest version
+    below, or a results file's record, so the upgrade gate fails only on a finding that is new."""
+    from types import SimpleNamespace
+
+    from compat.evidence.baseline import Reference
+    from compat.matrix.cells import parse_cell_id
+    from compat.run.controller import MatrixRun
+
+    cell = parse_cell_id(CELL, "test")
+    pin = finding()
+    old_row = Expectation(CELL, 0, fuzz_row([pin]), "fuzz")
+    record = {"kind": "mismatch", "detail": {"findings": [{**pin.to_row(), "pinned": False, "seen": 1}]}}
+    empty = Expectations(Path("e.yaml"), {"schema": 2, "cells": {}})
+    for ref in (Reference("rows", row=old_row), Reference("file", outcome=record)):
+        run = SimpleNamespace(expectations=empty, run=RUN, baseline=SimpleNamespace(reference=lambda *a, ref=ref: ref))
+        assert MatrixRun.pinned(run, cell) == [pin.to_row()]
+    none = SimpleNamespace(expectations=empty, run=RUN, baseline=None)
+    assert MatrixRun.pinned(none, cell) == []

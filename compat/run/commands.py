@@ -29,6 +29,7 @@ from ..matrix.cells import (
     matrix,
     parse_cell_id,
     split_cell_id,
+    why_none,
     why_not_applicable,
 )
 from ..matrix.strategies import DEFAULT_PROFILE, Example
@@ -305,7 +306,8 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _selected(args: argparse.Namespace) -> list:
-    """The cells of the repository's selection, as its runs make it: the options, else its ini's compat_<axis>s."""
+    """The cells of the repository's selection, as its runs make it: the options, else its ini's compat_<axis>s; a
+    selection of none says why (exit 2)."""
     select = {}
     if args.kernels:  # the kernels named: the suite's own, where no repository's ini declares others
         ini_path = _ini_file(Path.cwd())
@@ -321,13 +323,14 @@ def _selected(args: argparse.Namespace) -> list:
             select[axis] = [n.strip() for n in names.split(",") if n.strip()]
             check_names(axis, select[axis], f"--{axis}s" if given else f"compat_{axis}s in {ini_path}")
     select.setdefault("kernel", gated_kernels([*ini.get("compat_cases", []), *installed_case_modules()]))
-    return matrix(select)
+    cells = matrix(select)
+    if not cells:
+        raise CompatError("the selection matches no cell of the matrix: " + "; ".join(why_none(select)[:6]))
+    return cells
 
 
 def _cells(args: argparse.Namespace) -> int:
     cells = _selected(args)
-    if not cells:
-        raise CompatError("the selection matches no cell of the matrix")
     print("".join(f"{c.id}\n" for c in cells), end="")
     return OK
 

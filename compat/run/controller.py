@@ -180,6 +180,19 @@ class MatrixRun:
         if it passes in this run, so a first accept records the fuzz tests' findings too)."""
         return STAGES[cell.stage].fuzzed and (self.expected_to_pass(cell) or self.accept and self.unknown(cell))
 
+    def pinned(self, cell: Cell) -> list[dict]:
+        """The findings the cell's fuzz test is held to: its row's; without one for this run, its baseline's (a
+        recorded version's row, or a results file's record), so an upgrade fails only on a finding that is new."""
+        row = self.expectations.lookup(cell.id, self.run, "fuzz")
+        if row is not None:
+            return findings.pins(row.row)
+        ref = self.baseline.reference(cell.id, "fuzz") if self.baseline is not None else None
+        if ref is None:
+            return []
+        if ref.row is not None:
+            return findings.pins(ref.row.row)
+        return findings.pins(findings.recorded(Outcome.from_dict(ref.outcome))) if ref.outcome else []
+
     def not_passing_here(self, cell: Cell, section: str) -> str | None:
         """A first accept fuzzes a cell nothing recorded only where the cell passes in this run: why not, or None."""
         if section != "fuzz" or not (self.accept and self.unknown(cell)):
@@ -288,10 +301,7 @@ class MatrixRun:
             ]
 
         fuzz_cells = params("fuzz_cell")
-        pinned = {}
-        for c in fuzz_cells:
-            row = self.expectations.lookup(c.id, self.run, "fuzz")
-            pinned[c.id] = findings.pins(row.row) if row is not None else []
+        pinned = {c.id: self.pinned(c) for c in fuzz_cells}
         # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
         launcher = Launcher(
             self.run_dir,
