@@ -6,10 +6,12 @@ per child and every example goes through it: the compiled function (with its own
 saved and loaded program, the decompositions, the loaded AOTI package (compat.child.artifacts, as the matrix makes
 them).
 
-The contract, per example: a freshly allocated contiguous input gives eager's values; a view (transposed, sliced,
-strided: non-contiguous, or offset from its storage) gives eager's values or a clear refusal (an error that says
-contiguous, stride, aligned or storage offset: host TMA refuses a base that is not 16-byte aligned). Anything else is a falsifying
-example, printed as the command that reproduces it. Which child fuzzes what is compat.run.session's.
+The contract, per example: a freshly allocated contiguous input gives eager's values (against float64 at the
+dtype's edges, compat.evidence.numerics); a view (transposed, sliced, strided: non-contiguous, or offset from its
+storage) gives eager's values or a clear refusal (an error that says contiguous, stride, aligned or storage offset:
+host TMA refuses a base that is not 16-byte aligned). Anything else is a difference: a finding the cell's row pins
+is counted and the search goes on past it (compat.evidence.findings), any other is a falsifying example, printed as
+the command that reproduces it. Which child fuzzes what is compat.run.session's.
 """
 
 from __future__ import annotations
@@ -454,10 +456,17 @@ def fuzz(
         "tally": tally.to_dict(),
         "profile": profile if example is None else None,
         "fuzz_seconds": round(time.monotonic() - start, 1),
+        **_findings(pins, new),
+        **({"search_cut": search_cut} if search_cut else {}),
     }
-    # Every distinct finding, pinned or new, as a row would record it; the new ones, and the pins that did not show.
+    return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
+
+
+def _findings(pins: list[Pin], new: list[tuple[list[Finding], Exception, Example]]) -> dict[str, Any]:
+    """Every distinct finding, pinned or new, as a row records it (once per signature, at the worst error any
+    showed: a pinned finding seen with a larger error is recorded with it); the new ones; the pins not shown."""
     pinned_here = {id(p.findings) for p in pins if p.found_here}
-    found_rows = [
+    rows = [
         {**row, "pinned": not p.found_here, "seen": p.count + p.found_here}
         for p in pins
         if p.count or p.found_here
@@ -465,23 +474,26 @@ def fuzz(
     ] + [
         {**f.to_row(), "pinned": False, "seen": 1} for found, _, _ in new if id(found) not in pinned_here for f in found
     ]
-    # Once per signature (overflows where eager overflows share one, whichever output showed them), at the worst
-    # error any showed: a pinned finding seen again with a larger error is recorded with it.
     distinct: dict[tuple, dict[str, Any]] = {}
-    for r in found_rows:
+    for r in rows:
         first = distinct.setdefault(Finding(**{k: v for k, v in r.items() if k not in ("pinned", "seen")}).signature, r)
         errors = [e for e in (first.get("max_rel_err"), r.get("max_rel_err")) if e is not None]
         if errors:
             first["max_rel_err"] = max(errors)
-    detail["findings"] = list(distinct.values())
-    detail["new"] = [f.text() for found, _, _ in new for f in found]
-    if search_cut:
-        detail["search_cut"] = search_cut
-    detail["unreproduced"] = [
-        "; ".join(f.text() for f in p.findings) or p.example.to_json()
-        for p in pins
-        if not (p.found_here or p.reproduced)
-    ]
+    return {
+        "findings": list(distinct.values()),
+        "new": [f.text() for found, _, _ in new for f in found],
+        "unreproduced": [
+            "; ".join(f.text() for f in p.findings) or p.example.to_json()
+            for p in pins
+            if not (p.found_here or p.reproduced)
+        ],
+    }
+
+
+def _outcome(cell: "Cell", pins: list[Pin], new: list, detail: dict[str, Any], judged: bool) -> Outcome:
+    """The fuzz test's outcome: its first new finding's, else the first pinned one it met, else a pass (or no
+    evidence, where `judged` and no generated example had anything to compare against)."""
     if new:
         found, exc, at = new[0]
         outcome = _outcome_of(exc, found)
@@ -489,14 +501,11 @@ def fuzz(
         pin = next(p for p in pins if p.first)
         exc, at = pin.first
         outcome = _outcome_of(exc, list(pin.seen.values()))
+    elif judged and not detail["unreproduced"]:
+        return Outcome(
+            "failed", "NoEvidence", "no example had a finite, nonzero eager output to compare against", detail=detail
+        )
     else:
-        if example is None and not tally.informative and not detail["unreproduced"]:
-            return Outcome(
-                "failed",
-                "NoEvidence",
-                "no example had a finite, nonzero eager output to compare against",
-                detail=detail,
-            )
         return Outcome("passed", detail=detail)
     outcome.detail.update(detail)
     if at is not None:
