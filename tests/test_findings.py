@@ -194,6 +194,28 @@ def test_a_row_with_findings_holds_whichever_of_them_a_run_meets_first(tmp_path)
     assert verdict(CELL, row, before, RUN, tmp_path, "fuzz") is not None
 
 
+def test_a_finding_new_to_its_run_agrees_with_a_row_recorded_since_and_a_gone_pin_with_a_row_that_dropped_it(tmp_path):
+    """A merge or an accept regrades a run against the rows as they are now: a finding the run met unpinned is
+    explained by a row written since that pins it, and a pin the run missed matters only to a row that still pins."""
+    views = finding(layout="sliced")
+    met = fuzz_outcome([views], new=[views])
+    assert verdict(CELL, Expectation(CELL, 0, fuzz_row([views]), "fuzz"), met, RUN, tmp_path, "fuzz") is None
+    other = finding(layout="strided", max_rel_err=None, difference="error", error="RuntimeError")
+    assert verdict(CELL, Expectation(CELL, 0, fuzz_row([other]), "fuzz"), met, RUN, tmp_path, "fuzz") is not None
+    gone = Outcome("passed", detail={"findings": [], "new": [], "unreproduced": [views.text()]})
+    passing = {k: v for k, v in fuzz_row().items() if k != "reason"} | {"outcome": "passed"}
+    assert verdict(CELL, Expectation(CELL, 0, passing, "fuzz"), gone, RUN, tmp_path, "fuzz") is None
+    assert verdict(CELL, Expectation(CELL, 0, fuzz_row([views]), "fuzz"), gone, RUN, tmp_path, "fuzz") is not None
+
+
+def test_an_overflow_only_finding_without_a_row_says_so_and_how_to_record_it(tmp_path):
+    overflow = finding(difference="overflow_only", cause="special values", max_rel_err=None)
+    complaint = verdict(CELL, None, fuzz_outcome([overflow], new=[overflow]), RUN, tmp_path, "fuzz")
+    assert "overflows the dtype where eager overflows too" in complaint and "fuzz_overflow_as_eager" in complaint
+    wrong = verdict(CELL, None, fuzz_outcome([finding()], new=[finding()]), RUN, tmp_path, "fuzz")
+    assert "does not compute eager's function" in wrong
+
+
 def test_an_upgrade_without_rows_pins_the_baselines_findings():
     """A version nobody recorded holds each fuzz test to its baseline's findings: the rows of the nearest version
     below, or a results file's record, so the upgrade gate fails only on a finding that is new."""

@@ -684,7 +684,7 @@ def test_an_accept_that_cannot_write_its_file_at_the_end_keeps_the_run_and_exits
     mine.makeconftest(
         'pytest_plugins = ("compat.plugin",)\nimport compat.run.controller as c\n\n'
         'def _refused(*args, **kwargs):\n    raise PermissionError(1, "Operation not permitted")\n\n'
-        "c.accept = _refused\n"
+        "assert callable(c.accept_run)  # the name the controller calls\nc.accept_run = _refused\n"
     )
     result = mine.runpytest_subprocess(
         "-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-accept", "--compat-results=r.json"

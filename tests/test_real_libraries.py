@@ -5,9 +5,13 @@ import json
 
 import pytest
 import torch
+import yaml
 
 from compat import Dim, Op, Scalar, Tensor
 from compat.errors import DeclarationError, RegistryError
+from compat.evidence.findings import overflow_only
+from compat.evidence.outcomes import Outcome
+from compat.evidence.verdicts import of_doc
 from compat.matrix.model import make_inputs
 from compat.matrix.strategies import Example, materialize_inputs
 
@@ -59,7 +63,16 @@ def test_an_op_called_by_keyword_with_an_input_left_out_and_a_domain_passes_as_i
     doc = _run(project, GATED)
     outcomes = {c["id"]: c["outcome"]["kind"] for c in doc["cells"]}
     assert outcomes == {f"gated_decay-as_shipped-{s}-float32-cpu": "passed" for s in STAGES.split(",")}, outcomes
-    assert doc["fuzz"] and {f["outcome"]["kind"] for f in doc["fuzz"]} == {"passed"}, doc["fuzz"]
+    # Each fuzz test passes, or meets only overflows where eager overflows too (q * k at float32's largest values):
+    # a pass marked as such, its row explained by the catalogue, so the accept needs no reason of the user's.
+    assert doc["fuzz"], doc
+    for f in doc["fuzz"]:
+        outcome = Outcome.from_dict(f["outcome"])
+        assert outcome.kind == "passed" or overflow_only(outcome), f
+    verdicts = of_doc(doc)
+    assert {verdicts[c["id"]].kind for c in doc["cells"]} == {"passes"}, verdicts
+    rows = yaml.safe_load((project.path / "expectations.yaml").read_text()).get("fuzz") or []
+    assert all(r.get("known") == "fuzz_overflow_as_eager" for r in rows), rows
 
 
 @pytest.mark.slow

@@ -333,8 +333,8 @@ def test_the_committed_docs_fit_github():
 
 def test_the_committed_docs_never_show_a_fuzz_proven_wrong_cell_as_working(monkeypatch):
     from compat.evidence import results
+    from compat.evidence.findings import overflow_only
     from compat.evidence.outcomes import Outcome
-    from compat.evidence.verdicts import overflow_only
 
     monkeypatch.chdir(ROOT)
     md = (ROOT / "docs" / DOCS["md"]).read_text()

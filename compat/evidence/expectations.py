@@ -162,9 +162,25 @@ class Expectation:
             return f"crashed {r['signal']}"
         return r["outcome"] + pinned
 
+    def _explains(self, outcome: Outcome) -> bool:
+        """Whether this fuzz row explains what the run met: each finding it did not pin at the time (judged again
+        here: a merge or an accept regrades a run against rows written since) is one of this row's, and no pin of
+        the run's that this row still pins went missing."""
+        detail = outcome.detail
+        pinned = findings.pins(self.full)
+        if detail.get("unreproduced") and pinned:
+            return False
+        if "findings" not in detail:  # an outcome from before findings were recorded
+            return not detail.get("new")
+        rows = [Finding(**p) for p in pinned if "output" in p]
+        if not rows:  # a row of an example alone, or none: the run's own judgement stands
+            return not detail.get("new")
+        met = [Finding(**{k: v for k, v in f.items() if k not in ("pinned", "seen")}) for f in detail["findings"]]
+        return all(any(p.explains(f) for p in rows) for f in met)
+
     def agrees(self, outcome: Outcome) -> bool:
         r = self.full
-        if self.section == "fuzz" and (outcome.detail.get("new") or outcome.detail.get("unreproduced")):
+        if self.section == "fuzz" and not self._explains(outcome):
             return False  # a difference its findings do not explain, or a pinned one that no longer shows
         if self.section == "fuzz" and r.get("findings") and outcome.kind in ("mismatch", "failed"):
             # Its findings say it all; which of them a run met first (a wrong value, an error) decides only the
@@ -444,6 +460,14 @@ def verdict(
             if outcome.kind == "passed":
                 return None
             found = "".join(f"  {line}\n" for line in findings.disagreement({}, outcome))
+            if findings.overflow_only(outcome):  # as eager's at the dtype's edge: recorded, explained, never fixed
+                return (
+                    f"fuzz {cell_id}: a generated input overflows the dtype where eager overflows too (float64 is "
+                    f"finite there), and passes at ordinary magnitudes: as accurate as eager, not float64's "
+                    f"answer.\n  observed: {outcome.summary()}\n{found}  Record it with --compat-accept (rewrites "
+                    f"fuzz.{cell_id} in {path}; the catalogue's fuzz_overflow_as_eager explains it), or declare the "
+                    f"input's domain where such magnitudes are outside what the op takes."
+                )
             return (
                 f"fuzz {cell_id}: a generated input shows the cell does not compute eager's function.\n"
                 f"  observed: {outcome.summary()}\n{found}  {how}"

@@ -170,6 +170,14 @@ def recorded(outcome) -> dict[str, Any]:
     return {}
 
 
+def overflow_only(outcome) -> bool:
+    """A fuzz outcome whose every finding is an overflow where eager overflows too (float64 finite there): as
+    accurate as eager at the dtype's edge, so the cell stays a pass, the overflow noted (the catalogue's
+    fuzz_overflow_as_eager explains the row)."""
+    found = outcome.detail.get("findings") or []
+    return outcome.kind == "mismatch" and bool(found) and all(f["difference"] == "overflow_only" for f in found)
+
+
 def disagreement(row: dict[str, Any], outcome) -> list[str]:
     """Lines saying how a fuzz outcome leaves its row's findings: each new finding and how it differs from the
     nearest pin, each pin whose example no longer shows it."""

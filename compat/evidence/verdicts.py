@@ -17,6 +17,7 @@ from ..matrix.cells import package_cell_of, split_cell_id
 from ..matrix.stages import STAGES
 from .catalogue import by_key, explain
 from .expectations import measurements
+from .findings import overflow_only
 from .outcomes import Outcome, clip
 
 # verdict -> (the short label in a grid, the legend's words). Order: how a reader ranks them, best first.
@@ -209,13 +210,6 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             )
         )
     return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
-
-
-def overflow_only(outcome: Outcome) -> bool:
-    """A fuzz test whose every finding is an overflow where eager overflows too (float64 finite there): as accurate
-    as eager at the dtype's edge, so the cell stays a pass, the overflow noted (compat.evidence.findings)."""
-    found = outcome.detail.get("findings") or []
-    return outcome.kind == "mismatch" and bool(found) and all(f["difference"] == "overflow_only" for f in found)
 
 
 def unmeasurable(outcome: Outcome, row: dict[str, Any], cell_id: str) -> str | None:

@@ -520,13 +520,13 @@ register_known(
     ),
     Known(
         "",
-        r"grad of [qk], shape \(\d+, \d+, 1, \d+\), contiguous",
+        r"grad of [qk], shape \(\d+, \d+, 1, \d+\), (contiguous|transposed|sliced|strided)",
         key="liger_rope_seq1_grad",
         kind="mismatch",
         section="fuzz",
         kernels=("liger_rope",),
         stages=("eager_backward",),
-        reason="the gradients of q and k are wrong for seq_len 1 (measured under the interpreter, torch 2.13 / "
+        reason="the gradients of q and k are wrong for seq_len 1, on every layout the fuzz tests make (measured under the interpreter, torch 2.13 / "
         "triton 3.7: max abs err 20 against a gradient of scale 6.5); rope_backward transposes and strides "
         "as rope_forward does, so this is consistent with liger_rope_seq1_stride, not verified separately",
         rewrite="decode with seq_len > 1, or pass q and k as Hugging Face lays them out",
