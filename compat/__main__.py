@@ -187,6 +187,12 @@ def parser(prog: str) -> argparse.ArgumentParser:
         help=f"results files to look the cell up in (default: every run in the repository's {RUNS_DIR}/ and its "
         f"committed results/*.json*)",
     )
+    pro = sub.add_parser(
+        "profile",
+        help="where a run's time went: phases by stage family, the critical path, the longest lanes, workers, GPUs",
+    )
+    pro.add_argument("results", nargs="?", help="a results file (default: the latest run)")
+    pro.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest lanes (default: 10)")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
     return top
 

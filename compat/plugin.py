@@ -6,14 +6,12 @@ imports nothing of the suite's: loading it costs a pytest that does not use it n
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from .errors import CompatError
 from .matrix.cases import installed_case_modules
 from .run.options import AXES, OPTIONS
-from .run.workers import auto_workers, gib_per_worker, visible_gpus
+from .run.workers import auto_workers, gib_per_worker, usable_cpus, visible_gpus
 
 INACTIVE = (
     "the triton-export-compat plugin is off in this repository: name the modules that declare your kernels "
@@ -100,7 +98,7 @@ def pytest_xdist_auto_num_workers(config):
     """`-n auto`: xdist asks before any configure hook has run, so this one stays at module level."""
     if not active(config):
         return None
-    return auto_workers(os.cpu_count() or 1, visible_gpus(), gib_per_worker())
+    return auto_workers(usable_cpus(), visible_gpus(), gib_per_worker())
 
 
 def pytest_generate_tests(metafunc):

@@ -1,8 +1,7 @@
 """The order of a run and its shards, from recorded seconds (compat.run.schedule)."""
 
-from compat.matrix.cells import matrix
+from compat.matrix.cells import lane, matrix
 from compat.run import schedule
-from compat.run.session import shared_group
 
 SELECT = {"kernel": ["silu", "axpy_inplace"], "device": ["cuda"], "dtype": ["float32"]}
 
@@ -20,13 +19,13 @@ def test_a_group_without_a_record_weighs_the_median_of_its_kind():
 
 def test_shards_keep_each_shared_child_whole_cover_every_cell_once_and_balance_the_seconds():
     cells = matrix(SELECT)
-    groups = sorted({shared_group(c, "cells") for c in cells})
+    groups = sorted({lane(c, "cells") for c in cells})
     recorded = {g: float(1 + i % 7) for i, g in enumerate(groups)}
     dealt = schedule.shards(cells, recorded, 3)
     assert sorted(c.id for shard in dealt for c in shard) == sorted(c.id for c in cells)
-    owner = {shared_group(c, "cells"): i for i, shard in enumerate(dealt) for c in shard}
-    assert all(owner[shared_group(c, "cells")] == i for i, shard in enumerate(dealt) for c in shard)
-    loads = [sum(recorded[g] for g in {shared_group(c, "cells") for c in shard}) for shard in dealt]
+    owner = {lane(c, "cells"): i for i, shard in enumerate(dealt) for c in shard}
+    assert all(owner[lane(c, "cells")] == i for i, shard in enumerate(dealt) for c in shard)
+    loads = [sum(recorded[g] for g in {lane(c, "cells") for c in shard}) for shard in dealt]
     assert max(loads) - min(loads) <= max(recorded.values())  # the greedy rule's bound: one group apart at most
 
 
@@ -34,8 +33,7 @@ def test_without_recorded_seconds_shards_balance_the_cells():
     dealt = schedule.shards(matrix(SELECT), {}, 4)
     sizes = [len(shard) for shard in dealt]
     assert min(sizes) > 0 and max(sizes) - min(sizes) <= max(
-        sum(1 for c in matrix(SELECT) if shared_group(c, "cells") == g)
-        for g in {shared_group(c, "cells") for c in matrix(SELECT)}
+        sum(1 for c in matrix(SELECT) if lane(c, "cells") == g) for g in {lane(c, "cells") for c in matrix(SELECT)}
     )
 
 

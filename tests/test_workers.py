@@ -1,12 +1,14 @@
 """Worker count for -n auto, GPU pinning per worker, and the environment failure the canary reveals."""
 
+import os
+
 import pytest
 
 from compat.evidence.outcomes import Outcome
 from compat.matrix.cells import Cell
 from compat.run import doctor
 from compat.run.session import RunSession
-from compat.run.workers import auto_workers, gib_per_worker, gpu_for
+from compat.run.workers import auto_workers, gib_per_worker, gpu_for, usable_cpus
 
 H100, H200 = 79.2, 139.8
 
@@ -79,3 +81,9 @@ def test_doctor_reports_the_known_crash_and_its_remedy(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "torch " in out and "canary: FAILED in aoti_load" in out
     assert "remedy: Known environment crash" in out and "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6" in out
+
+
+def test_workers_follow_the_cpus_this_process_may_use_not_the_hosts_count():
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("os.sched_getaffinity is Linux's")
+    assert usable_cpus() == len(os.sched_getaffinity(0)) <= (os.cpu_count() or 1)

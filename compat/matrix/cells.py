@@ -252,3 +252,19 @@ def package_cell_of(cell_id: str) -> str | None:
     if stage is None or stage.family not in RUNS_LIBRARY_OF:
         return None
     return dataclasses.replace(cell, stage=f"{RUNS_LIBRARY_OF[stage.family]}_{stage.export_mode}").id
+
+
+def fuzz_family(cell: Cell) -> str:
+    return STAGES[cell.stage].export_mode or "probe"
+
+
+def lane(cell: Cell, section: str) -> str:
+    """The lane of a cell's test: the group of tests that share one child (a probe, a build, a fuzz child), done
+    serially by one worker; the scheduler's unit of work and the profile's (compat.report.profile)."""
+    stage = STAGES[cell.stage]
+    middle: str | None
+    if section == "fuzz":
+        kind, middle = "fuzz", fuzz_family(cell)
+    else:
+        kind, middle = ("probe", None) if stage.probe else ("build", stage.export_mode)
+    return "-".join(filter(None, (kind, cell.kernel, cell.style, middle, cell.dtype, cell.device)))

@@ -26,6 +26,7 @@ from ..matrix.cells import (
     check_names,
     gated_kernels,
     in_matrix,
+    lane,
     matrix,
     parse_cell_id,
     split_cell_id,
@@ -33,7 +34,7 @@ from ..matrix.cells import (
     why_not_applicable,
 )
 from ..matrix.strategies import DEFAULT_PROFILE, Example
-from ..report import coverage, page, report, upgrade
+from ..report import coverage, page, profile, report, upgrade
 from ..report import describe as described
 from ..report.summary import needs_reason_lines
 from . import runfiles, schedule
@@ -41,7 +42,7 @@ from .doctor import main as doctor
 from .environment import describe
 from .launcher import Launcher
 from .options import AXES, RUNS_DIR
-from .session import child_env, fuzz_task, shared_group
+from .session import child_env, fuzz_task
 
 # The matrix's tests ship in the package: pytest collects this file (imported here, it would load the plugin first).
 MATRIX_TESTS = Path(__file__).resolve().parents[1] / "testing.py"
@@ -221,6 +222,13 @@ def _report(args: argparse.Namespace) -> int:
     return OK
 
 
+def _profile(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise CompatError(f"--top {args.top}: expected a positive number of lanes")
+    print(profile.text(results.load(args.results or _latest_results()), top=args.top), end="")
+    return OK
+
+
 def _diff(args: argparse.Namespace) -> int:
     old, new = results.load(args.old), results.load(args.new)
     if args.output:
@@ -301,8 +309,13 @@ def _merge(args: argparse.Namespace) -> int:
     _writable(Path(args.out), "OUT")
     results.write(args.out, doc)
     s = doc["summary"]
-    print(f"{args.out}: {s['cells']} cells from {len(args.results)} runs, {s['unexpected']} differ from expectations")
-    return FOUND if s["unexpected"] else OK  # the merged run, gated as one: a cell that differs is found
+    fuzz = s["fuzz"]
+    differ = s["unexpected"] + fuzz.get("unexpected", 0)
+    print(
+        f"{args.out}: {s['cells']} cells and {fuzz['cells']} fuzz tests from {len(args.results)} runs, "
+        f"{s['unexpected']} cells and {fuzz.get('unexpected', 0)} fuzz tests differ from expectations"
+    )
+    return FOUND if differ else OK  # the merged run, gated as one: a cell or fuzz test that differs is found
 
 
 def _selected(args: argparse.Namespace) -> list:
@@ -337,7 +350,7 @@ def _cells(args: argparse.Namespace) -> int:
 
 def _shard(args: argparse.Namespace) -> int:
     cells = _selected(args)
-    groups = {shared_group(c, "cells") for c in cells}
+    groups = {lane(c, "cells") for c in cells}
     if not 1 <= args.count <= len(groups):
         raise CompatError(
             f"--count {args.count}: between 1 and {len(groups)} (the shared children of the selected "
@@ -350,9 +363,7 @@ def _shard(args: argparse.Namespace) -> int:
         _writable(path, "--out-dir")
     for path, shard in zip(names, schedule.shards(cells, recorded, args.count), strict=True):
         write_atomic(path, "".join(f"{c.id}\n" for c in shard))
-        seconds = sum(
-            schedule.weights({shared_group(c, s) for c in shard for s in schedule.SECTIONS}, recorded).values()
-        )
+        seconds = sum(schedule.weights({lane(c, s) for c in shard for s in schedule.SECTIONS}, recorded).values())
         print(f"{path}: {len(shard)} cells, about {seconds:.0f} s as recorded")
     return OK
 
@@ -453,4 +464,5 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
         "shard": _shard,
         "cells": _cells,
         "describe": _describe,
+        "profile": _profile,
     }[args.command](args)

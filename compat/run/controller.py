@@ -34,6 +34,7 @@ from ..matrix.cells import (
     check_names,
     gated_kernels,
     in_matrix,
+    lane,
     matrix,
     parse_cell_id,
     why_none,
@@ -48,7 +49,7 @@ from . import runfiles, schedule
 from .environment import describe, machine_label
 from .launcher import INTERRUPTED, Launcher, compiler_caches, start_isa_detection
 from .options import AXES, COMPILE_CACHES, children_mode
-from .session import RunSession, build_counts, cut_short, shared_group
+from .session import RunSession, build_counts, cut_short
 from .workers import gpu_for, visible_gpus
 
 RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
@@ -206,7 +207,7 @@ class MatrixRun:
 
     def check(self, cell, node, section: str = "cells") -> None:
         """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
-        start, cpu = time.monotonic(), self.session.launcher.cpu_seconds
+        started_at, start, cpu = time.time(), time.monotonic(), self.session.launcher.cpu_seconds
         reason = cell.unavailable_reason() or self.not_passing_here(cell, section)
         run = self.session.outcome if section == "cells" else self.session.fuzz_outcome
         try:
@@ -226,6 +227,9 @@ class MatrixRun:
             # that needed it).
             cpu_s=round(self.session.launcher.cpu_seconds - cpu, 2),
             gpu=_gpu_used(outcome) if cell.device == "cuda" and not reason else None,
+            # Where the time went (python -m compat profile): the lane whose child it waited on, and when.
+            lane=lane(cell, section),
+            started_at=round(started_at, 2),
         )
         node.user_properties.append((RECORD[section], record))
         complaint = record["verdict"]
@@ -634,7 +638,7 @@ def cell_of(nodeid: str):
 def shared_child_group(nodeid: str) -> str | None:
     """The group whose tests share one child process: a probe, a build, a fuzz child (compat.run.session)."""
     found = cell_of(nodeid)
-    return shared_group(*found) if found else None
+    return lane(*found) if found else None
 
 
 def read_cell_list(path: str | None) -> set[str] | None:

@@ -75,6 +75,10 @@ class ChildResult:
             d.get("cpu_s", 0.0),
         )
 
+    def _times(self) -> dict[str, dict[str, float]]:
+        """The child's seconds and CPU seconds per phase (and its startup), on every outcome read from it."""
+        return {"seconds": self.seconds, "cpu_seconds": self.cpu_seconds}
+
     def outcome(self, final: str, among: tuple[str, ...] | None = None) -> Outcome:
         """The first phase that did not pass, else `final`'s outcome (which holds its numerics).
 
@@ -90,7 +94,7 @@ class ChildResult:
                     outcome.error_type,
                     outcome.message,
                     outcome.numerics,
-                    {**outcome.detail, "phase": name, "child": self.env},
+                    {**outcome.detail, "phase": name, "child": self.env, **self._times()},
                 )
             if name == final:
                 return Outcome(
@@ -98,7 +102,7 @@ class ChildResult:
                     outcome.error_type,
                     outcome.message,
                     outcome.numerics,
-                    {**outcome.detail, "child": self.env, "seconds": self.seconds, "cpu_seconds": self.cpu_seconds},
+                    {**outcome.detail, "child": self.env, **self._times()},
                 )
         raise HarnessError(
             f"the child never reached phase {final!r} (phases: {list(self.phases)}; child log: {self.log})"
@@ -110,13 +114,16 @@ def read_journal(path: Path) -> ChildResult:
     if not path.exists():
         return result
     begun: dict[str, dict] = {}
+    started = None
     for line in path.read_text().splitlines():
         entry = json.loads(line)
         event = entry["event"]
         if event == "start":
-            result.env = entry["env"]
+            result.env, started = entry["env"], entry["t"]
         elif event == "ready":
             result.ready = True
+            if started is not None:  # the child's imports of its task's code (the profile's "startup" phase)
+                result.seconds["startup"] = round(entry["t"] - started, 3)
         elif event == "harness_error":
             result.harness_error = entry["error"]
         elif event == "begin":

@@ -1,6 +1,6 @@
 """The order of a run and its shards, from the seconds a results file recorded.
 
-The unit is a shared child's group (compat.run.session.shared_group): its tests share one child, so they never split.
+The unit is a lane (compat.matrix.cells.lane): its tests share one child, so they never split.
 A group's weight is the seconds its cells and fuzz tests took in the recorded run (a shared child's time is on the
 first of its tests to need it); a group the file does not hold weighs the median of the recorded groups of its kind
 (probe, build, fuzz). Longest first: a run's workers take groups in that order, and `shards` deals them out to the
@@ -13,8 +13,7 @@ import statistics
 from collections import defaultdict
 from typing import Any, Iterable
 
-from ..matrix.cells import Cell, in_matrix, parse_cell_id
-from .session import shared_group
+from ..matrix.cells import Cell, in_matrix, lane, parse_cell_id
 
 SECTIONS = ("cells", "fuzz")
 
@@ -25,9 +24,7 @@ def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
     for section in SECTIONS:
         for record in doc.get(section) or []:
             if in_matrix(record["id"]):
-                seconds[shared_group(parse_cell_id(record["id"], "durations"), section)] += (
-                    record.get("duration_s") or 0.0
-                )
+                seconds[lane(parse_cell_id(record["id"], "durations"), section)] += record.get("duration_s") or 0.0
     return dict(seconds)
 
 
@@ -54,8 +51,8 @@ def shards(cells: list[Cell], recorded: dict[str, float], count: int) -> list[li
     matrix's order. A cell's group weighs its probe or build child and the fuzz child of the same family."""
     groups: dict[str, list[Cell]] = defaultdict(list)
     for cell in cells:
-        groups[shared_group(cell, "cells")].append(cell)
-    fuzz = {g: shared_group(members[0], "fuzz") for g, members in groups.items()}
+        groups[lane(cell, "cells")].append(cell)
+    fuzz = {g: lane(members[0], "fuzz") for g, members in groups.items()}
     weight = weights([*groups, *fuzz.values()], recorded)
     load = {g: weight[g] + weight[fuzz[g]] for g in groups}
     dealt: list[list[Cell]] = [[] for _ in range(count)]

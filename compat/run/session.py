@@ -8,7 +8,7 @@ Work that cells share, never done twice in a run:
   AOTI package only when an AOTI cell is selected); the first cell that needs it builds it under a file lock in the
   run directory, which every worker shares, and the others read its record;
 - a fuzz child per (kernel, style, stage family, dtype, device) fuzzes every selected stage of the family.
-The scheduler sends each of these groups to one worker (`shared_group`, used by compat.plugin).
+Each of these groups is a lane (compat.matrix.cells.lane): the scheduler sends it to one worker (compat.plugin).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..child.protocol import (
 )
 from ..errors import HarnessError
 from ..evidence.outcomes import Outcome
-from ..matrix.cells import DEVICES, Cell, parse_cell_id
+from ..matrix.cells import DEVICES, Cell, fuzz_family, lane, parse_cell_id
 from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
 from .doctor import CANARY_PACKAGE, build_runner, canary_device, run_canary, run_cpp_canary
 from .environment import crash_remedy
@@ -82,20 +82,6 @@ def _worker() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def fuzz_family(cell: Cell) -> str:
-    return STAGES[cell.stage].export_mode or "probe"
-
-
-def shared_group(cell: Cell, section: str) -> str:
-    """The group of cells that share one child (a probe, a build, a fuzz child): the scheduler's unit of work."""
-    stage = STAGES[cell.stage]
-    if section == "fuzz":
-        kind, middle = "fuzz", fuzz_family(cell)
-    else:
-        kind, middle = ("probe", None) if stage.probe else ("build", stage.export_mode)
-    return "-".join(filter(None, (kind, cell.kernel, cell.style, middle, cell.dtype, cell.device)))
-
-
 @dataclasses.dataclass
 class Build:
     key: str
@@ -127,12 +113,12 @@ class RunSession:
         self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
         for c in cells:
             if STAGES[c.stage].packaged:
-                self.libraries_wanted.setdefault(shared_group(c, "cells"), set()).add(STAGES[c.stage].library)
+                self.libraries_wanted.setdefault(lane(c, "cells"), set()).add(STAGES[c.stage].library)
         self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
         order = list(STAGES)
         for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
             for c in sorted(members, key=lambda c: order.index(c.stage)):
-                self.selected[section].setdefault(shared_group(c, section), []).append(c.stage)
+                self.selected[section].setdefault(lane(c, section), []).append(c.stage)
 
     # ---- children ----
 
@@ -164,7 +150,7 @@ class RunSession:
         return ChildResult.from_dict(self._once(name, make))
 
     def build(self, cell: Cell) -> Build:
-        key = shared_group(cell, "cells")
+        key = lane(cell, "cells")
         workdir = self.run_dir / "artifacts" / key
         libraries = sorted(self.libraries_wanted.get(key, ()), key=list(LIBRARY_FILES).index)
         result = self._shared(
@@ -178,7 +164,7 @@ class RunSession:
 
     def probe(self, cell: Cell) -> ChildResult:
         """One child for all the selected probe stages of the cell's group, run once per worker."""
-        group = shared_group(cell, "cells")
+        group = lane(cell, "cells")
         stages = self.selected["cells"].get(group, [cell.stage])
         return self._shared(
             f"{group}-{_worker()}", cell, "probe", {"stages": stages}, sum(STAGES[s].timeout_s for s in stages)
@@ -199,7 +185,7 @@ class RunSession:
         result = self.probe(cell)
         shared = result.phases.get(cell.stage)
         if shared is not None and (
-            self.selected["cells"].get(shared_group(cell, "cells")) == [cell.stage]
+            self.selected["cells"].get(lane(cell, "cells")) == [cell.stage]
             or shared.kind not in ("crashed", "timed_out")
             and not cuda_error(shared)
         ):
@@ -301,7 +287,7 @@ class RunSession:
         """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
         there runs again alone, so its outcome is its own."""
         among = ("export", cell.stage)
-        group = shared_group(cell, "fuzz")
+        group = lane(cell, "fuzz")
         stages = self.selected["fuzz"].get(group, [cell.stage])
         task, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
         result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
