@@ -708,3 +708,16 @@ def test_a_read_only_expectations_file_stops_an_accept_before_any_cell_unless_al
     )
     allowed.assert_outcomes(passed=1)
     assert MINE.replace("float32", "*") in exp.read_text() and exp.stat().st_mode & 0o777 == 0o444  # its mode kept
+
+
+@pytest.mark.slow
+def test_a_runs_records_say_where_their_time_went_and_the_profile_reads_them(mine):
+    mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-results=r.json")
+    (record,) = json.loads((mine.path / "r.json").read_text())["cells"]
+    assert record["lane"] == "probe-mine-raw_jit-float32-cpu_interpret" and record["started_at"] > 0
+    seconds = record["outcome"]["detail"]["seconds"]
+    assert {"launch", "startup", "eager", "exit"} <= set(seconds) and all(s >= 0 for s in seconds.values()), seconds
+    out = subprocess.run(
+        [sys.executable, "-m", "compat", "profile", "r.json"], cwd=mine.path, capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "critical path: probe-mine-raw_jit-float32-cpu_interpret" in out.stdout, out

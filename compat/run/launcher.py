@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ class ChildResult:
     harness_error: str | None = None  # the harness failed in this child: no phase's outcome is the cell's
     ready: bool = False  # the child imported its task's code
     cpu_s: float = 0.0  # the CPU time of the child and of the compilers it waited for
+    span: tuple[float, float] | None = None  # (first, last) journal times; not recorded, read by Launcher.run
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,6 +120,7 @@ def read_journal(path: Path) -> ChildResult:
     for line in path.read_text().splitlines():
         entry = json.loads(line)
         event = entry["event"]
+        result.span = (result.span[0] if result.span else entry["t"], entry["t"])
         if event == "start":
             result.env, started = entry["env"], entry["t"]
         elif event == "ready":
@@ -359,6 +362,7 @@ class Launcher:
             )
         )
         self._stop_if_interrupted()
+        launched = time.time()
         try:
             if self.mode == "forked":
                 rc, timed_out, cpu_s = self._server(env).run(spec, journal, log, timeout)
@@ -374,6 +378,11 @@ class Launcher:
         self.cpu_seconds += cpu_s
         result = collect(journal, log, rc, timed_out, timeout)
         result.cpu_s = round(cpu_s, 2)
+        if (
+            result.span
+        ):  # the profile's: until the child's first word (a server's start on its first use), after its last
+            result.seconds["launch"] = round(result.span[0] - launched, 3)
+            result.seconds["exit"] = round(time.time() - result.span[1], 3)
         return result
 
     def _stop_if_interrupted(self) -> None:

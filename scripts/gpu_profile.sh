@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Where the gate's time goes on the GPU runner (issue: the gate's cost), in one call of the device tool:
+#   bash scripts/gpu_profile.sh SECONDS_LIGER SECONDS_QUICK
+# Runs Liger-Kernel's gate (examples/liger_kernel, its CUDA cells and fuzz tests) and then the suite's quick tier on
+# CUDA, each cut by SIGINT at its seconds (the run writes what it measured), and profiles each run
+# (python -m compat profile). Writes one archive into $OUT, gpu-profile.tar.gz: each run's results, log and profile.
+# Liger-Kernel travels as a wheel in .whl/ (carry it).
+set -u
+root=$(pwd)
+work=$(mktemp -d)
+export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH=$PYTHONPATH:/tmp/site
+fi
+nproc; python -c "import os; print('affinity', len(os.sched_getaffinity(0)))"
+run() {  # NAME SECONDS [args]: gpu_run.sh into the work folder, then its profile
+    OUT=$work bash "$root/scripts/gpu_run.sh" "$@"
+    python -m compat profile "$work/$1.json" --top 15 > "$work/$1.profile.txt" 2>&1
+    head -30 "$work/$1.profile.txt"
+    tar -czf "$OUT/gpu-profile.tar.gz" -C "$work" .  # after each run: a call cut at its limit keeps what ran
+}
+(cd examples/liger_kernel && run liger-gate "$1" --compat-devices=cuda)
+run quick-tier "$2" --compat-devices=cuda --compat-tier=quick
