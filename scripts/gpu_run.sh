@@ -3,6 +3,8 @@
 #   bash scripts/gpu_run.sh NAME SECONDS [pytest args...]
 # Writes $OUT/NAME.json (the results, also when cut short: SIGINT at SECONDS writes what was measured) and
 # $OUT/NAME.log.gz. Runs from the checkout with the runner's preinstalled torch and triton; installs nothing.
+# The copy on the runner may have no git: name the commit it is (COMPAT_COMMIT=$(git rev-parse HEAD) in the call) so
+# that the results record it.
 set -u
 name=$1 seconds=$2
 shift 2

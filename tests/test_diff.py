@@ -152,6 +152,14 @@ def test_merge_takes_each_cells_latest_run_and_regrades_it(tmp_path):
     assert by_id["silu-raw_jit-export_nonstrict-bfloat16-cuda"]["source"] == paths[1]
     assert all("no expectation" in c["verdict"] for c in merged["cells"])  # regraded against the empty file
     assert [m["path"] for m in merged["options"]["merged_from"]] == paths
+    assert merged["options"]["one_commit"] is False  # these runs recorded no commit: not shown to be one code's
+    for d, commit in ((first, "a" * 40), (second, "a" * 40)):
+        d["environment"] = {**d["environment"], "commits": {"compat": commit, "repository": "the harness's"}}
+        (tmp_path / ("a.json" if d is first else "b.json")).write_text(json.dumps(d))
+    assert results.merge(paths, Expectations.load(exp_path))["options"]["one_commit"] is True
+    second["environment"]["commits"] = {"compat": "b" * 40 + "+changes", "repository": "the harness's"}
+    (tmp_path / "b.json").write_text(json.dumps(second))
+    assert results.merge(paths, Expectations.load(exp_path))["options"]["one_commit"] is False
     second["environment"] = {**second["environment"], "torch": "2.14.0"}
     (tmp_path / "b.json").write_text(json.dumps(second))
     with pytest.raises(ResultsError, match="different torch / triton versions"):

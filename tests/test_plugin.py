@@ -713,7 +713,12 @@ def test_a_read_only_expectations_file_stops_an_accept_before_any_cell_unless_al
 @pytest.mark.slow
 def test_a_runs_records_say_where_their_time_went_and_the_profile_reads_them(mine):
     mine.runpytest_subprocess("-p", "no:cacheprovider", *MINE_ONLY, "test_matrix.py", "--compat-results=r.json")
-    (record,) = json.loads((mine.path / "r.json").read_text())["cells"]
+    doc = json.loads((mine.path / "r.json").read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent)
+    # The harness's commit (this checkout's, "+changes" where its tracked files differ); the project is no checkout.
+    assert doc["environment"]["commits"]["compat"].startswith(head.stdout.strip()) and head.returncode == 0
+    assert doc["environment"]["commits"]["repository"] is None
+    (record,) = doc["cells"]
     assert record["lane"] == "probe-mine-raw_jit-float32-cpu_interpret" and record["started_at"] > 0
     seconds = record["outcome"]["detail"]["seconds"]
     assert {"launch", "startup", "eager", "exit"} <= set(seconds) and all(s >= 0 for s in seconds.values()), seconds

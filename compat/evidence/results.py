@@ -108,7 +108,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
         # A merged file brings its own runs: its records keep the run they came from.
         inner = doc["options"].get("merged_from")
         sources += (
-            [{k: s[k] for k in ("path", "machine", "date", "wall_seconds")} for s in inner]
+            [{k: s.get(k) for k in ("path", "machine", "date", "wall_seconds", "commits")} for s in inner]
             if inner
             else [
                 {
@@ -116,6 +116,7 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                     "machine": ", ".join(f"{n}x {name}" if n > 1 else name for name, n in gpus.items()) or "cpu",
                     "date": env["date"],
                     "wall_seconds": doc["summary"]["wall_seconds"],
+                    "commits": env.get("commits"),  # None: a run from before runs recorded their commits
                 }
             ]
         )
@@ -152,8 +153,11 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
     profiles = sorted(
         {p for _, d in docs if d.get("fuzz") for p in (d["options"].get("fuzz_profile") or "").split(", ") if p}
     )
+    code = {json.dumps(s.get("commits"), sort_keys=True) for s in sources}
     options = {
         "merged_from": sources,
+        # Evidence of one code is one commit's runs: said here, so a reader sees a patchwork for what it is.
+        "one_commit": len(code) == 1 and None not in (s.get("commits") for s in sources),
         "left_out_not_in_matrix": left_out,
         "regraded_against": os.path.relpath(expectations.path),
         "fuzz_profile": ", ".join(profiles) or None,

@@ -315,6 +315,8 @@ def _merge(args: argparse.Namespace) -> int:
         f"{args.out}: {s['cells']} cells and {fuzz['cells']} fuzz tests from {len(args.results)} runs, "
         f"{s['unexpected']} cells and {fuzz.get('unexpected', 0)} fuzz tests differ from expectations"
     )
+    if not doc["options"]["one_commit"]:
+        print(f"{args.out}: its runs are not shown to be one commit's code (options.merged_from names each run's)")
     return FOUND if differ else OK  # the merged run, gated as one: a cell or fuzz test that differs is found
 
 

@@ -139,7 +139,7 @@ class MatrixRun:
 
     @functools.cached_property
     def env(self) -> dict:
-        return describe()
+        return describe(self.config.rootpath)
 
     @functools.cached_property
     def run(self) -> Run:

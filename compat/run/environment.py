@@ -8,6 +8,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -18,7 +19,12 @@ from ..evidence.outcomes import Outcome
 LIBSTDCXX = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 
 
-def describe() -> dict[str, Any]:
+COMMIT_ENV = "COMPAT_COMMIT"  # the harness's commit where its checkout has no git (a copy on a GPU runner)
+
+
+def describe(repository: Path | None = None) -> dict[str, Any]:
+    """The versions, the machine and the date; for a run, the commits of the harness and of the `repository` it gates
+    (`commits`: None where either is no git checkout)."""
     env: dict[str, Any] = {
         "torch": str(torch.__version__),
         "triton": str(triton.__version__),
@@ -35,7 +41,31 @@ def describe() -> dict[str, Any]:
             major, minor = torch.cuda.get_device_capability(i)
             env["gpus"].append({"index": i, "name": torch.cuda.get_device_name(i), "capability": f"{major}.{minor}"})
         env["driver"] = _driver_version()
+    if repository is not None:
+        harness = Path(__file__).resolve().parents[2]
+        env["commits"] = {
+            # an installed harness (not a checkout of its own) is named by the commit given, else none
+            "compat": os.environ.get(COMMIT_ENV) or (_commit(harness) if (harness / ".git").exists() else None),
+            "repository": _commit(Path(repository)) if Path(repository).resolve() != harness else "the harness's",
+        }
     return env
+
+
+def _commit(path: Path) -> str | None:
+    """The checkout's HEAD, with "+changes" where tracked files differ from it; None where it is no git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+        if head.returncode != 0:
+            return None
+        changed = subprocess.run(
+            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("+changes" if changed else "")
 
 
 def _driver_version() -> str | None:
