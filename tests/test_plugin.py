@@ -726,3 +726,42 @@ def test_a_runs_records_say_where_their_time_went_and_the_profile_reads_them(min
         [sys.executable, "-m", "compat", "profile", "r.json"], cwd=mine.path, capture_output=True, text=True
     )
     assert out.returncode == 0 and "critical path: probe-mine-raw_jit-float32-cpu_interpret" in out.stdout, out
+
+
+@pytest.mark.slow
+def test_a_lane_split_by_its_recorded_seconds_gives_the_same_outcomes_in_a_child_per_stage(project):
+    expect(project, {})
+    stages = ("eager", "compile_eager", "compile_aot_eager")
+    narrow = [
+        "--compat-kernels=silu",
+        "--compat-dtypes=float32",
+        "--compat-devices=cpu_interpret",
+        "--compat-styles=triton_op",
+        f"--compat-stages={','.join(stages)}",
+    ]
+    whole = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "test_fuzz.py",
+        *narrow,
+        "--compat-accept",
+        "--compat-results=a.json",
+    )
+    assert whole.ret == 0
+    cells = [f"silu-triton_op-{s}-float32-cpu_interpret" for s in stages]
+    write_results(project.path / "durations.json", dict.fromkeys(cells, 40.0))  # the probe lane: 120 s, split
+    split = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", *narrow, "-n", "2", "--compat-durations=durations.json",
+        "--compat-results=b.json",
+    )  # fmt: skip
+    assert split.ret == 0  # gated on the rows the whole run accepted: nothing differs
+
+    def outcomes(name):
+        doc = json.loads((project.path / name).read_text())
+        return {c["id"]: (c["outcome"]["kind"], c["lane"]) for c in doc["cells"]}
+
+    a, b = outcomes("a.json"), outcomes("b.json")
+    assert {i: kind for i, (kind, _) in a.items()} == {i: kind for i, (kind, _) in b.items()}
+    assert {lane for _, lane in a.values()} == {"probe-silu-triton_op-float32-cpu_interpret"}
+    assert {lane for _, lane in b.values()} == {f"probe-silu-triton_op-float32-cpu_interpret-{s}" for s in stages}

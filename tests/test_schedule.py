@@ -44,3 +44,17 @@ def test_the_devices_where_inductor_compiles_cpu_kernels_are_the_cpu_devices():
     assert set(CPU_DEVICES) == set(DEVICES) - {"cuda"}
     assert STAGES["compile_cpp_wrapper"].compiles_cpp("cuda") and STAGES["aoti_strict"].compiles_cpp("cuda")
     assert not STAGES["compile_inductor"].compiles_cpp("cuda") and STAGES["compile_inductor"].compiles_cpp("cpu")
+
+
+def test_a_lane_that_took_too_long_alone_splits_into_a_lane_per_stage_and_weighs_its_stages_own_seconds():
+    cells = [c for c in matrix(SELECT) if c.kernel == "silu" and c.style == "triton_op"]
+    eager, inductor = (next(c for c in cells if c.stage == s) for s in ("eager", "compile_inductor"))
+    base = lane(eager, "fuzz")
+    recorded = {base: schedule.SPLIT_LANE_SECONDS + 1, f"{base}-eager": 50.0, f"{base}-compile_inductor": 11.0}
+    recorded |= {lane(eager, "cells"): 10.0, "probe-other": 30.0}
+    split = schedule.split_lanes(recorded, cells)
+    assert split == {base}  # the probe lane took 10 s: whole
+    assert lane(eager, "fuzz", split) == f"{base}-eager" and lane(inductor, "fuzz", split) != lane(eager, "fuzz", split)
+    assert lane(eager, "cells", split) == lane(inductor, "cells", split) == lane(eager, "cells")
+    # A stage's own seconds weigh its lane; the medians of unrecorded lanes are the lanes', never a stage's.
+    assert schedule.weights([f"{base}-eager", "probe-z"], recorded) == {f"{base}-eager": 50.0, "probe-z": 20.0}

@@ -258,9 +258,15 @@ def fuzz_family(cell: Cell) -> str:
     return STAGES[cell.stage].export_mode or "probe"
 
 
-def lane(cell: Cell, section: str) -> str:
+def lane(cell: Cell, section: str, split: frozenset[str] = frozenset()) -> str:
     """The lane of a cell's test: the group of tests that share one child (a probe, a build, a fuzz child), done
-    serially by one worker; the scheduler's unit of work and the profile's (compat.report.profile)."""
+    serially by one worker; the scheduler's unit of work and the profile's (compat.report.profile). A lane named in
+    `split` (one that took too long alone: compat.run.schedule.split_lanes) is a lane per stage, each its own child."""
+    base = _lane(cell, section)
+    return f"{base}-{cell.stage}" if base in split else base
+
+
+def _lane(cell: Cell, section: str) -> str:
     stage = STAGES[cell.stage]
     middle: str | None
     if section == "fuzz":

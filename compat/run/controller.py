@@ -162,6 +162,12 @@ class MatrixRun:
         except ResultsError as exc:
             raise pytest.UsageError(f"--compat-durations: {exc}; no cell was run") from None
 
+    @functools.cached_property
+    def split_lanes(self) -> frozenset[str]:
+        """The lanes that took too long alone in the recorded run, split into a lane per stage (every process of
+        the run computes the same)."""
+        return schedule.split_lanes(self.recorded_seconds, self.selected) if self.durations_path else frozenset()
+
     def expected_to_pass(self, cell: Cell) -> bool:
         """Its row says it passes on this run; without a row, its baseline's does."""
         expectation = self.expectations.lookup(cell.id, self.run)
@@ -228,7 +234,7 @@ class MatrixRun:
             cpu_s=round(self.session.launcher.cpu_seconds - cpu, 2),
             gpu=_gpu_used(outcome) if cell.device == "cuda" and not reason else None,
             # Where the time went (python -m compat profile): the lane whose child it waited on, and when.
-            lane=lane(cell, section),
+            lane=lane(cell, section, self.split_lanes),
             started_at=round(started_at, 2),
         )
         node.user_properties.append((RECORD[section], record))
@@ -287,7 +293,7 @@ class MatrixRun:
 
     def pytest_collection_modifyitems(self, session, config, items):
         if self.durations_path:  # the longest shared child first (compat.run.schedule); every worker sorts alike
-            groups = {item.nodeid: shared_child_group(item.nodeid) for item in items}
+            groups = {item.nodeid: shared_child_group(item.nodeid, self.split_lanes) for item in items}
             weight = schedule.weights(set(groups.values()) - {None}, self.recorded_seconds)
             items.sort(key=lambda item: -weight.get(groups[item.nodeid], float("inf")))
         # One test per namespace whose ops must all be declared: a gate failure that names the undeclared ones.
@@ -316,7 +322,9 @@ class MatrixRun:
             private_caches=self.private_caches,
             after_fork=self.after_fork,
         )
-        self.session = RunSession(self.run_dir, params("cell"), fuzz_cells, self.profile, pinned, launcher)
+        self.session = RunSession(
+            self.run_dir, params("cell"), fuzz_cells, self.profile, pinned, launcher, self.split_lanes
+        )
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
     def pytest_sessionfinish(self, session, exitstatus):
@@ -435,7 +443,7 @@ class Controller(MatrixRun):
             return None
         if self.durations_path:  # the collection is already longest first: xdist's reorder by test count would undo it
             config.option.loadscopereorder = False
-        return SharedChildScheduling(config, log)
+        return SharedChildScheduling(config, log, split=self.split_lanes)
 
     def pytest_collection_finish(self, session):
         self.start_isa_detection([item.nodeid for item in session.items])
@@ -586,8 +594,12 @@ class Controller(MatrixRun):
 class SharedChildScheduling(LoadGroupScheduling):
     """xdist's loadgroup, its groups read from the cell ids: the tests of one shared child go to one worker."""
 
+    def __init__(self, config, log=None, split: frozenset[str] = frozenset()):
+        super().__init__(config, log)
+        self.split = split
+
     def _split_scope(self, nodeid: str) -> str:
-        return shared_child_group(nodeid) or super()._split_scope(nodeid)
+        return shared_child_group(nodeid, self.split) or super()._split_scope(nodeid)
 
 
 class NamespaceCoverage(pytest.Item):
@@ -635,10 +647,10 @@ def cell_of(nodeid: str):
     return parse_cell_id(m["cell"], "xdist scheduler"), "fuzz" if m["test"] == "test_fuzz" else "cells"
 
 
-def shared_child_group(nodeid: str) -> str | None:
-    """The group whose tests share one child process: a probe, a build, a fuzz child (compat.run.session)."""
+def shared_child_group(nodeid: str, split: frozenset[str] = frozenset()) -> str | None:
+    """The lane whose tests share one child process: a probe, a build, a fuzz child (compat.run.session)."""
     found = cell_of(nodeid)
-    return lane(*found) if found else None
+    return lane(*found, split) if found else None
 
 
 def read_cell_list(path: str | None) -> set[str] | None:

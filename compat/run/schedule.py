@@ -1,6 +1,7 @@
 """The order of a run and its shards, from the seconds a results file recorded.
 
-The unit is a lane (compat.matrix.cells.lane): its tests share one child, so they never split.
+The unit is a lane (compat.matrix.cells.lane): its tests share one child, so they go to one worker; a lane that took
+longer than SPLIT_LANE_SECONDS splits into a lane per stage.
 A group's weight is the seconds its cells and fuzz tests took in the recorded run (a shared child's time is on the
 first of its tests to need it); a group the file does not hold weighs the median of the recorded groups of its kind
 (probe, build, fuzz). Longest first: a run's workers take groups in that order, and `shards` deals them out to the
@@ -14,18 +15,35 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from ..matrix.cells import Cell, in_matrix, lane, parse_cell_id
+from ..matrix.stages import STAGES
 
 SECTIONS = ("cells", "fuzz")
 
 
+# A lane that took longer than this alone in the recorded run splits into a lane per stage, each its own child on
+# any worker, so that no lane holds the run's end: Liger-Kernel's SwiGLU fuzz lane took 361 s of a 402 s run on the
+# H100 (results/benchmark/profiles/). Its stages then pay a child each (a fork) and build nothing they shared.
+SPLIT_LANE_SECONDS = 60.0
+
+
 def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
-    """Seconds per group in a results document (cells no longer in the matrix left out)."""
+    """Seconds per lane in a results document, and per stage of each lane (the lanes it would split into); cells no
+    longer in the matrix left out."""
     seconds: dict[str, float] = defaultdict(float)
     for section in SECTIONS:
         for record in doc.get(section) or []:
             if in_matrix(record["id"]):
-                seconds[lane(parse_cell_id(record["id"], "durations"), section)] += record.get("duration_s") or 0.0
+                cell = parse_cell_id(record["id"], "durations")
+                took = record.get("duration_s") or 0.0
+                seconds[lane(cell, section)] += took
+                seconds[f"{lane(cell, section)}-{cell.stage}"] += took
     return dict(seconds)
+
+
+def split_lanes(recorded: dict[str, float], cells: Iterable[Cell]) -> frozenset[str]:
+    """The lanes of `cells` (either section) that took more than SPLIT_LANE_SECONDS in the recorded run."""
+    lanes = {lane(c, section) for c in cells for section in SECTIONS}
+    return frozenset(name for name in lanes if recorded.get(name, 0.0) > SPLIT_LANE_SECONDS)
 
 
 def _kind(group: str) -> str:
@@ -36,7 +54,8 @@ def weights(groups: Iterable[str], recorded: dict[str, float]) -> dict[str, floa
     """Each group's recorded seconds, or the median of its kind's recorded groups (0 where none is recorded)."""
     by_kind: dict[str, list[float]] = defaultdict(list)
     for group, seconds in recorded.items():
-        by_kind[_kind(group)].append(seconds)
+        if group.rsplit("-", 1)[-1] not in STAGES:  # a lane, not one of its stages' (compat.matrix.cells.lane)
+            by_kind[_kind(group)].append(seconds)
     medians = {kind: statistics.median(values) for kind, values in by_kind.items()}
     return {g: recorded[g] if g in recorded else medians.get(_kind(g), 0.0) for g in groups}
 

@@ -104,11 +104,13 @@ class RunSession:
         profile: str = "ci",
         pinned: dict[str, list[dict]] | None = None,
         launcher: Launcher | None = None,
+        split: frozenset[str] = frozenset(),
     ):
         self.run_dir = Path(run_dir)
         self.launcher = launcher or Launcher(self.run_dir)
         self.profile = profile  # the Hypothesis profile of the fuzz tests
         self.pinned = pinned or {}  # per cell id: the findings its fuzz row pins (compat.evidence.findings.pins)
+        self.split = split  # lanes split into a lane per stage (compat.run.schedule.split_lanes); a build stays whole
         cells = list(cells)
         self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
         for c in cells:
@@ -118,7 +120,7 @@ class RunSession:
         order = list(STAGES)
         for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
             for c in sorted(members, key=lambda c: order.index(c.stage)):
-                self.selected[section].setdefault(lane(c, section), []).append(c.stage)
+                self.selected[section].setdefault(lane(c, section, split), []).append(c.stage)
 
     # ---- children ----
 
@@ -164,7 +166,7 @@ class RunSession:
 
     def probe(self, cell: Cell) -> ChildResult:
         """One child for all the selected probe stages of the cell's group, run once per worker."""
-        group = lane(cell, "cells")
+        group = lane(cell, "cells", self.split)
         stages = self.selected["cells"].get(group, [cell.stage])
         return self._shared(
             f"{group}-{_worker()}", cell, "probe", {"stages": stages}, sum(STAGES[s].timeout_s for s in stages)
@@ -185,7 +187,7 @@ class RunSession:
         result = self.probe(cell)
         shared = result.phases.get(cell.stage)
         if shared is not None and (
-            self.selected["cells"].get(lane(cell, "cells")) == [cell.stage]
+            self.selected["cells"].get(lane(cell, "cells", self.split)) == [cell.stage]
             or shared.kind not in ("crashed", "timed_out")
             and not cuda_error(shared)
         ):
@@ -287,7 +289,7 @@ class RunSession:
         """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
         there runs again alone, so its outcome is its own."""
         among = ("export", cell.stage)
-        group = lane(cell, "fuzz")
+        group = lane(cell, "fuzz", self.split)
         stages = self.selected["fuzz"].get(group, [cell.stage])
         task, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
         result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
