@@ -750,7 +750,7 @@ def test_a_lane_split_by_its_recorded_seconds_gives_the_same_outcomes_in_a_child
     )
     assert whole.ret == 0
     cells = [f"silu-triton_op-{s}-float32-cpu_interpret" for s in stages]
-    write_results(project.path / "durations.json", dict.fromkeys(cells, 40.0))  # the probe lane: 120 s, split
+    write_results(project.path / "durations.json", dict.fromkeys(cells, 40.0))  # 120 s, all of it: split
     split = project.runpytest_subprocess(
         "-p", "no:cacheprovider", "test_matrix.py", *narrow, "-n", "2", "--compat-durations=durations.json",
         "--compat-results=b.json",

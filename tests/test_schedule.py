@@ -50,11 +50,17 @@ def test_a_lane_that_took_too_long_alone_splits_into_a_lane_per_stage_and_weighs
     cells = [c for c in matrix(SELECT) if c.kernel == "silu" and c.style == "triton_op"]
     eager, inductor = (next(c for c in cells if c.stage == s) for s in ("eager", "compile_inductor"))
     base = lane(eager, "fuzz")
-    recorded = {base: schedule.SPLIT_LANE_SECONDS + 1, f"{base}-eager": 50.0, f"{base}-compile_inductor": 11.0}
-    recorded |= {lane(eager, "cells"): 10.0, "probe-other": 30.0}
-    split = schedule.split_lanes(recorded, cells)
-    assert split == {base}  # the probe lane took 10 s: whole
+    recorded = {base: 61.0, f"{base}-eager": 50.0, f"{base}-compile_inductor": 11.0}
+    recorded |= {lane(eager, "cells"): 8.0, "probe-other": 30.0}
+    split = schedule.split_lanes(recorded, cells, workers=2)
+    assert split == {base}  # the bound: a quarter of 69 s over 2 workers is 8.6 s, under the floor, 10 s
+    # The bound follows the run: with a 400 s build, a quarter of 469 s over 2 workers is 58.6 s, over 1 worker 117 s.
+    build = lane(next(c for c in cells if c.stage == "export_strict"), "cells")
+    many = recorded | {build: 400.0}
+    assert schedule.split_lanes(many, cells, workers=2) == {base, build}
+    assert schedule.split_lanes(many, cells, workers=1) == {build}
+
     assert lane(eager, "fuzz", split) == f"{base}-eager" and lane(inductor, "fuzz", split) != lane(eager, "fuzz", split)
     assert lane(eager, "cells", split) == lane(inductor, "cells", split) == lane(eager, "cells")
     # A stage's own seconds weigh its lane; the medians of unrecorded lanes are the lanes', never a stage's.
-    assert schedule.weights([f"{base}-eager", "probe-z"], recorded) == {f"{base}-eager": 50.0, "probe-z": 20.0}
+    assert schedule.weights([f"{base}-eager", "probe-z"], recorded) == {f"{base}-eager": 50.0, "probe-z": 19.0}

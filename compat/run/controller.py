@@ -166,7 +166,17 @@ class MatrixRun:
     def split_lanes(self) -> frozenset[str]:
         """The lanes that took too long alone in the recorded run, split into a lane per stage (every process of
         the run computes the same)."""
-        return schedule.split_lanes(self.recorded_seconds, self.selected) if self.durations_path else frozenset()
+        if not self.durations_path:
+            return frozenset()
+        return schedule.split_lanes(self.recorded_seconds, self.selected, self.worker_count)
+
+    @property
+    def worker_count(self) -> int:
+        """The run's xdist workers (1 without xdist), the same in the controller and in every worker."""
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is not None:
+            return int(workerinput["workercount"])
+        return int(self.config.getoption("numprocesses", None) or 1)
 
     def expected_to_pass(self, cell: Cell) -> bool:
         """Its row says it passes on this run; without a row, its baseline's does."""

@@ -1,7 +1,7 @@
 """The order of a run and its shards, from the seconds a results file recorded.
 
 The unit is a lane (compat.matrix.cells.lane): its tests share one child, so they go to one worker; a lane that took
-longer than SPLIT_LANE_SECONDS splits into a lane per stage.
+too long alone (`split_lanes`) splits into a lane per stage.
 A group's weight is the seconds its cells and fuzz tests took in the recorded run (a shared child's time is on the
 first of its tests to need it); a group the file does not hold weighs the median of the recorded groups of its kind
 (probe, build, fuzz). Longest first: a run's workers take groups in that order, and `shards` deals them out to the
@@ -20,10 +20,12 @@ from ..matrix.stages import STAGES
 SECTIONS = ("cells", "fuzz")
 
 
-# A lane that took longer than this alone in the recorded run splits into a lane per stage, each its own child on
-# any worker, so that no lane holds the run's end: Liger-Kernel's SwiGLU fuzz lane took 361 s of a 402 s run on the
-# H100 (results/benchmark/profiles/). Its stages then pay a child each (a fork) and build nothing they shared.
-SPLIT_LANE_SECONDS = 60.0
+# A lane that took longer alone in the recorded run than a quarter of the run's share per worker (its lanes' seconds
+# over the workers) splits into a lane per stage, each its own child on any worker, so that no lane holds the run's
+# end: Liger-Kernel's SwiGLU fuzz lane took 361 s of a 402 s run on the H100 (results/benchmark/profiles/). Its stages
+# then pay a child each (a fork) and build nothing they shared, so a lane under MIN_SPLIT_SECONDS stays whole.
+CRITICAL_SHARE = 0.25
+MIN_SPLIT_SECONDS = 10.0
 
 
 def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
@@ -40,10 +42,13 @@ def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
     return dict(seconds)
 
 
-def split_lanes(recorded: dict[str, float], cells: Iterable[Cell]) -> frozenset[str]:
-    """The lanes of `cells` (either section) that took more than SPLIT_LANE_SECONDS in the recorded run."""
+def split_lanes(recorded: dict[str, float], cells: Iterable[Cell], workers: int) -> frozenset[str]:
+    """The lanes of `cells` (either section) that took longer in the recorded run than CRITICAL_SHARE of their
+    seconds spread over `workers`, and longer than MIN_SPLIT_SECONDS."""
     lanes = {lane(c, section) for c in cells for section in SECTIONS}
-    return frozenset(name for name in lanes if recorded.get(name, 0.0) > SPLIT_LANE_SECONDS)
+    share = sum(recorded.get(name, 0.0) for name in lanes) / max(1, workers)
+    bound = max(MIN_SPLIT_SECONDS, CRITICAL_SHARE * share)
+    return frozenset(name for name in lanes if recorded.get(name, 0.0) > bound)
 
 
 def _kind(group: str) -> str:
