@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from compat.errors import CompatError
@@ -143,7 +143,6 @@ def test_a_declared_dims_kernel_gets_each_dynamic_dims_minimum_blocks_and_top_an
 
 
 @pytest.mark.parametrize("kernel", DECLARED)
-@settings(deadline=None)  # an example may hold a million elements: materializing it takes its time on a busy CPU
 @given(data=st.data(), dtype=st.sampled_from(DTYPES))
 def test_declared_examples_stay_in_every_dims_range_and_materialize_every_input(kernel, data, dtype):
     k = KERNELS[kernel]
