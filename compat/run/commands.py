@@ -225,7 +225,8 @@ def _report(args: argparse.Namespace) -> int:
 def _profile(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise CompatError(f"--top {args.top}: expected a positive number of lanes")
-    print(profile.text(results.load(args.results or _latest_results()), top=args.top), end="")
+    path = args.results or _latest_results()
+    print(f"{path}:\n{profile.text(results.load(path), top=args.top)}", end="")
     return OK
 
 
