@@ -176,7 +176,7 @@ class MatrixRun:
         workerinput = getattr(self.config, "workerinput", None)
         if workerinput is not None:
             return int(workerinput["workercount"])
-        return int(self.config.getoption("numprocesses", None) or 1)
+        return len(self.config.getoption("tx", None) or ()) or 1  # xdist's workers to start ("auto" resolved)
 
     def expected_to_pass(self, cell: Cell) -> bool:
         """Its row says it passes on this run; without a row, its baseline's does."""
