@@ -11,13 +11,8 @@
 # .whl/ (carry it).
 set -u
 part=$1 seconds=$2
-root=$(pwd)
+. "$(dirname "$0")/gpu_wheels.sh"  # root, PYTHONPATH, the carried wheels
 work=$(mktemp -d)
-export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}
-if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH=$PYTHONPATH:/tmp/site
-fi
 
 # The CUDA cells of the fuzz rows whose catalogue entry is one of KEYS, in the repository of the current folder.
 edge_cells() {

@@ -6,13 +6,8 @@
 # (python -m compat profile). Writes one archive into $OUT, gpu-profile.tar.gz: each run's results, log and profile.
 # Liger-Kernel travels as a wheel in .whl/ (carry it).
 set -u
-root=$(pwd)
+. "$(dirname "$0")/gpu_wheels.sh"  # root, PYTHONPATH, the carried wheels
 work=$(mktemp -d)
-export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}
-if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH=$PYTHONPATH:/tmp/site
-fi
 nproc; python -c "import os; print('affinity', len(os.sched_getaffinity(0)))"
 run() {  # NAME SECONDS [args]: gpu_run.sh into the work folder, then its profile
     OUT=$work bash "$root/scripts/gpu_run.sh" "$@"

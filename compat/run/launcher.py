@@ -378,9 +378,8 @@ class Launcher:
         self.cpu_seconds += cpu_s
         result = collect(journal, log, rc, timed_out, timeout)
         result.cpu_s = round(cpu_s, 2)
-        if (
-            result.span
-        ):  # the profile's: until the child's first word (a server's start on its first use), after its last
+        # The profile's: until the child's first word (a server's start on its first use), and after its last.
+        if result.span:
             result.seconds["launch"] = round(result.span[0] - launched, 3)
             result.seconds["exit"] = round(time.time() - result.span[1], 3)
         return result

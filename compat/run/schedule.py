@@ -36,9 +36,9 @@ def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
         for record in doc.get(section) or []:
             if in_matrix(record["id"]):
                 cell = parse_cell_id(record["id"], "durations")
-                took = record.get("duration_s") or 0.0
-                seconds[lane(cell, section)] += took
-                seconds[f"{lane(cell, section)}-{cell.stage}"] += took
+                took, whole = record.get("duration_s") or 0.0, lane(cell, section)
+                seconds[whole] += took
+                seconds[f"{whole}-{cell.stage}"] += took
     return dict(seconds)
 
 
