@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import RegistryError
 from ..matrix.cells import lane, parse_cell_id
 from ..matrix.stages import STAGES
 
@@ -47,7 +48,7 @@ def _lane(record: dict[str, Any], section: str) -> str:
         return record["lane"]
     try:
         return lane(parse_cell_id(record["id"], "a results file"), section)
-    except Exception:  # noqa: BLE001 - a cell no longer in the matrix: its own lane
+    except RegistryError:  # a cell no longer in the matrix (or a kernel not declared here): its own lane
         return f"{section}-{record['id']}"
 
 
