@@ -165,6 +165,11 @@ def parser(prog: str) -> argparse.ArgumentParser:
     fz = sub.add_parser("fuzz", help="rerun one generated example through a cell's artifact")
     fz.add_argument("cell", help="the cell id, e.g. silu-triton_op-export_strict-float32-cuda")
     fz.add_argument("--example", required=True, help="the example's JSON, as the failing fuzz test printed it")
+    fz.add_argument(
+        "--after",
+        help="the calls to make first, in a fresh process, as the reproducer of a finding that needs them names "
+        "them (JSON: [[stage, example], ...])",
+    )
     cov = sub.add_parser(
         "coverage",
         help="list the torch.library ops registered under namespaces, and which are declared as shipped (compat.Op)",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Where the gate's time goes on the GPU runner (issue: the gate's cost), in one call of the device tool:
-#   bash scripts/gpu_profile.sh SECONDS_LIGER SECONDS_QUICK
-# Runs Liger-Kernel's gate (examples/liger_kernel, its CUDA cells and fuzz tests) and then the suite's quick tier on
-# CUDA, each cut by SIGINT at its seconds (the run writes what it measured), and profiles each run
+#   bash scripts/gpu_profile.sh SECONDS_LIGER [SECONDS_QUICK]
+# Runs Liger-Kernel's gate (examples/liger_kernel, its CUDA cells and fuzz tests, lanes split by the committed H100
+# file's durations) and then, given its seconds, the suite's quick tier on CUDA, each cut by SIGINT at its seconds
+# (the run writes what it measured), and profiles each run
 # (python -m compat profile). Writes one archive into $OUT, gpu-profile.tar.gz: each run's results, log and profile.
 # Liger-Kernel travels as a wheel in .whl/ (carry it).
 set -u
@@ -15,5 +16,6 @@ run() {  # NAME SECONDS [args]: gpu_run.sh into the work folder, then its profil
     head -30 "$work/$1.profile.txt"
     tar -czf "$OUT/gpu-profile.tar.gz" -C "$work" .  # after each run: a call cut at its limit keeps what ran
 }
-(cd examples/liger_kernel && run liger-gate "$1" --compat-devices=cuda)
-run quick-tier "$2" --compat-devices=cuda --compat-tier=quick
+durations=$root/results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz
+(cd examples/liger_kernel && run liger-gate "$1" --compat-devices=cuda --compat-durations="$durations")
+if [ "${2:-0}" -gt 0 ]; then run quick-tier "$2" --compat-devices=cuda --compat-tier=quick; fi

@@ -66,6 +66,13 @@ def test_a_json_file_that_is_no_results_file_is_named_with_exit_2(tmp_path, caps
     assert not (tmp_path / "out.json").exists()
 
 
+def test_a_fuzz_reproducer_with_a_malformed_sequence_is_exit_2(capsys):
+    example = '{"shape":[4],"layout":"contiguous","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
+    args = ["fuzz", "silu-raw_jit-compile_inductor-float32-cpu_interpret", "--example", example, "--after", "[1]"]
+    assert cli.main(args) == 2
+    assert "--after: not a sequence of calls" in capsys.readouterr().err
+
+
 def test_diff_output_to_a_folder_that_cannot_be_written_is_exit_2_and_writes_nothing(tmp_path, capsys):
     results = write(tmp_path, "r.json", writeup())
     (tmp_path / "blocker").write_text("a file, not a folder")

@@ -103,6 +103,8 @@ def test_a_row_recorded_before_findings_were_pinned_is_pinned_by_its_examples_re
         ({"max_rel_err": float("nan")}, "max_rel_err nan is not a finite number"),
         ({"example": "{}"}, "not a fuzz example's JSON"),
         ({"colour": "red"}, "unknown: ['colour']"),
+        ({"after": '{"stage": "eager"}'}, "after is not a sequence of calls"),
+        ({"after": '[["eager", {}]]'}, "after is not a sequence of calls"),
     ],
 )
 def test_a_malformed_finding_is_refused_naming_the_row(bad, message):

@@ -173,3 +173,34 @@ def test_pinned_findings_are_counted_and_the_search_goes_on_past_them():
         CELL, [("artifact", also_wrong_on_contiguous)], reference, exported=False, profile="ci", known=legacy
     )
     assert any(text.startswith("artifact output 0, contiguous: ") for text in planted.detail["new"])
+
+
+class WrongAfterAnotherShape:
+    """A stand-in for a compiled function that goes dynamic once it meets a second shape (automatic dynamic shapes),
+    and whose dynamic graph is wrong on one row: right at 1 row called first, wrong at 1 row called after others."""
+
+    def __init__(self):
+        self.shapes = set()
+
+    def __call__(self, x):
+        self.shapes.add(tuple(x.shape))
+        out = reference(x)
+        return out * 2 if len(self.shapes) > 1 and x.shape[0] == 1 and x.dim() == 2 else out
+
+
+@pytest.mark.slow  # 35 s of Hypothesis in-process
+def test_a_finding_that_needs_earlier_calls_keeps_them_and_they_show_it_again():
+    found = run(WrongAfterAnotherShape())
+    assert found.kind == "mismatch", found.summary()
+    example = json.dumps(found.detail["example"], separators=(",", ":"))
+    calls = [c for c in found.detail["calls"] if c != example]
+    assert calls and len(found.detail["calls"]) == len(set(found.detail["calls"]))  # once per shape and layout
+    assert run(WrongAfterAnotherShape(), example=example).kind == "passed"  # alone, in a fresh state
+    again = fuzz(
+        CELL, [("artifact", WrongAfterAnotherShape())], reference, False, "ci", example, known={"calls": calls}
+    )
+    assert again.kind == "mismatch" and again.detail["findings"][0]["output"] == found.detail["findings"][0]["output"]
+    made = fuzz(
+        CELL, [("artifact", reference)], reference, False, "ci", example, known={"calls": calls, "calls_only": True}
+    )
+    assert made.kind == "passed" and made.detail["calls"] == [Example.from_json(c).to_json() for c in calls]

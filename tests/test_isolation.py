@@ -198,48 +198,128 @@ def test_a_probe_child_that_ran_one_stage_gives_that_stages_own_outcome_without_
     assert session.outcome(cell).kind == kind
 
 
-def _finding(kind: str):
+EXAMPLE = '{"shape":[1,512],"layout":"contiguous","seed":0,"scale":1.0,"sign":"negative","specials":[]}'
+CALL_8, CALL_37 = (EXAMPLE.replace("[1,512]", f"[{n},512]") for n in (8, 37))
+FOUND = {"output": "compiled grad of x", "layout": "contiguous", "difference": "wrong_values"}
+FOUND = {**FOUND, "cause": "ordinary values", "example": EXAMPLE, "max_rel_err": 1.66}
+
+
+def _finding(kind: str, calls=(), pinned=False):
     from compat.evidence.outcomes import Outcome
 
-    example = {"shape": [1, 512], "layout": "contiguous", "seed": 0, "scale": 1.0, "sign": "negative", "specials": []}
     if kind == "passed":
-        return Outcome(kind, detail={"findings": [], "new": []})
-    return Outcome(kind, detail={"example": example, "findings": [{"pinned": False}], "new": ["the finding"]})
+        return Outcome(kind, detail={"findings": [], "new": [], "calls": list(calls)})
+    return Outcome(
+        kind,
+        detail={
+            "example": json.loads(EXAMPLE),
+            "findings": [{**FOUND, "pinned": pinned, "seen": 1}],
+            "new": [] if pinned else ["the finding"],
+            "calls": list(calls),
+        },
+    )
 
 
-@pytest.mark.parametrize("alone_kind", ["mismatch", "passed"])
-def test_a_fuzz_finding_of_a_shared_child_counts_only_where_the_stage_alone_finds_it(tmp_path, monkeypatch, alone_kind):
+def _sequence_session(tmp_path, monkeypatch, shows, eager_differs=False):
+    """A fuzz test whose compile_backward child found FOUND after calls at 8 and 37 tokens (eager_backward ran first
+    there, at 8): its fresh children show it where `shows(calls)` says (calls: each stage's examples, in order)."""
     from compat.evidence.outcomes import Outcome
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
 
     cell = Cell("silu", "autograd_function", "compile_backward", "float32", "cuda")
     session = RunSession(tmp_path, [], fuzz_cells=[dataclasses.replace(cell, stage="eager_backward"), cell])
+    shared = {
+        "eager_backward": _finding("passed", [CALL_8]),
+        "compile_backward": _finding("mismatch", [CALL_8, CALL_37, EXAMPLE]),
+    }
+    monkeypatch.setattr(session, "_shared", lambda *a: ChildResult(shared, env={"pid": 1}, ready=True))
+    ran = []
+
+    def child(c, task, args, timeout, name=None):
+        known = args["known"]
+        calls = [(st, known[st]["calls"]) for st in args["stages"] if known[st]["calls"]]
+        ran.append((c.stage, calls))
+        assert args["example"] == EXAMPLE and args["stages"][-1] == c.stage  # the finding's example, last
+        differs = eager_differs if c.stage == "eager_backward" else shows(calls)
+        return ChildResult({c.stage: _finding("mismatch" if differs else "passed")}, env={"pid": 2}, ready=True)
+
+    monkeypatch.setattr(session, "child", child)
+    return session, cell, ran
+
+
+def test_a_fuzz_finding_its_example_shows_alone_keeps_its_reproducer(tmp_path, monkeypatch):
+    session, cell, ran = _sequence_session(tmp_path, monkeypatch, shows=lambda calls: True)
+    outcome = session.fuzz_outcome(cell)
+    assert outcome.kind == "mismatch" and "--after" not in outcome.detail.get("reproducer", "")
+    assert ran == [("compile_backward", [])] and "calls" not in outcome.detail
+
+
+@pytest.mark.parametrize("needs_earlier_stage", [False, True])
+def test_a_fuzz_finding_that_needs_earlier_calls_is_recorded_with_them(tmp_path, monkeypatch, needs_earlier_stage):
+    # Measured on the H100: Liger's SiLUMul gradient was wrong at 1 token only after other token counts.
+    from compat.evidence.findings import sequence
+
+    def shows(calls):
+        return len(calls) == (2 if needs_earlier_stage else 1)
+
+    session, cell, ran = _sequence_session(tmp_path, monkeypatch, shows)
+    outcome = session.fuzz_outcome(cell)
+    own = ("compile_backward", [CALL_8, CALL_37])
+    tried = [("compile_backward", []), ("compile_backward", [own])]
+    if needs_earlier_stage:
+        tried.append(("compile_backward", [("eager_backward", [CALL_8]), own]))
+    flat = [*([CALL_8] if needs_earlier_stage else []), CALL_8, CALL_37]
+    assert ran == [*tried, ("eager_backward", [("eager_backward", flat)])]  # then the same calls through eager
+    (found,) = outcome.detail["findings"]
+    after = [(st, ex.to_json()) for st, ex in sequence(found["after"])]
+    assert after == [*([("eager_backward", CALL_8)] if needs_earlier_stage else []), *[(own[0], c) for c in own[1]]]
+    assert outcome.detail["reproducer"].startswith(f"python -m compat fuzz {cell.id} --example ")
+    assert "--after '" in outcome.detail["reproducer"] and outcome.detail["new"]
+
+
+def test_a_sequence_finding_is_the_harness_s_fault_where_eager_differs_too_or_nothing_shows_it(tmp_path, monkeypatch):
+    session, cell, _ = _sequence_session(tmp_path, monkeypatch, lambda calls: len(calls) == 1, eager_differs=True)
+    with pytest.raises(HarnessError, match="the same calls through eager differ too"):
+        session.fuzz_outcome(cell)
+    session, cell, ran = _sequence_session(tmp_path / "2", monkeypatch, lambda calls: False)
+    with pytest.raises(HarnessError, match="did not show in a fresh process, alone or after the calls"):
+        session.fuzz_outcome(cell)
+    assert len(ran) == 3
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_a_pinned_sequence_finding_the_run_did_not_meet_runs_its_sequence(tmp_path, monkeypatch, shown):
+    from compat.evidence.findings import sequence_json
+    from compat.evidence.outcomes import Outcome
+    from compat.matrix.cells import Cell
+    from compat.matrix.strategies import Example
+    from compat.run.session import RunSession
+
+    cell = Cell("silu", "autograd_function", "compile_backward", "float32", "cuda")
+    after = sequence_json([("compile_backward", Example.from_json(c)) for c in (CALL_8, CALL_37)])
+    pin = {**FOUND, "after": after}
+    session = RunSession(tmp_path, [], fuzz_cells=[cell], pinned={cell.id: [pin]})
     monkeypatch.setattr(
         session,
         "_shared",
-        lambda *a: ChildResult(
-            {"eager_backward": Outcome("passed"), "compile_backward": _finding("mismatch")}, env={"pid": 1}, ready=True
-        ),
+        lambda *a: ChildResult({"compile_backward": _finding("passed", [CALL_37])}, env={"pid": 1}, ready=True),
     )
-    replayed = []
+    ran = []
 
-    def alone(c, task, args, timeout, name=None):
-        replayed.append((args["stages"], args["known"][c.stage]["replay"][0]))
-        return ChildResult({c.stage: _finding(alone_kind)}, env={"pid": 2}, ready=True)
+    def child(c, task, args, timeout, name=None):
+        ran.append((args["known"][c.stage]["calls"], args["known"][c.stage]["pins"], args["example"]))
+        kind = "mismatch" if shown else "passed"
+        return ChildResult({c.stage: _finding(kind, pinned=True)}, env={"pid": 2}, ready=True)
 
-    monkeypatch.setattr(session, "child", alone)
-    if alone_kind == "passed":  # the earlier stages' state decided it: the harness's fault, never the op's finding
-        with pytest.raises(HarnessError, match="did not reproduce with the stage fuzzed alone"):
-            session.fuzz_outcome(cell)
+    monkeypatch.setattr(session, "child", child)
+    outcome = session.fuzz_outcome(cell)
+    assert ran == [([CALL_8, CALL_37], [pin], EXAMPLE)]
+    if shown:
+        assert outcome.kind == "mismatch" and outcome.detail["findings"][0]["pinned"]
+        assert not outcome.detail.get("unreproduced")
     else:
-        assert session.fuzz_outcome(cell).kind == "mismatch"
-    assert replayed == [
-        (
-            ["compile_backward"],
-            '{"shape":[1,512],"layout":"contiguous","seed":0,"scale":1.0,"sign":"negative","specials":[]}',
-        )
-    ]  # the finding's example first
+        assert outcome.kind == "passed" and "after 2 earlier calls" in outcome.detail["unreproduced"][0]
 
 
 def test_an_interrupted_run_keeps_the_phases_its_cut_children_finished(tmp_path):

@@ -86,6 +86,7 @@ RECOMPILE_LIMIT = 64  # compiled functions meet many ranks and sizes; past the l
 SHRINK_SECONDS = 30
 LARGEST = ("max", "-max")  # the special values at the dtype's largest magnitude
 MAX_NEW_FINDINGS = 4  # distinct new findings one fuzz test looks for: the first, then past it
+MAX_CALLS = 200  # the distinct calls a test keeps, for the sequence that shows a finding needing them
 
 
 def reproducer(cell: "Cell", example) -> str:
@@ -267,6 +268,7 @@ class Pin:
     example: Example
     findings: list[Finding]  # empty: a row recorded before findings were pinned, until its example's replay
     found_here: bool = False  # a new finding of this test, pinned for its later rounds: it explains any error size
+    sequence: bool = False  # it shows only after the calls it names: its sequence, not its example, shows it
     replayed: bool = False  # a row recorded before findings were pinned: its example's replay pins it
     reproduced: bool = False  # its own example showed what it pins
     count: int = 0
@@ -277,7 +279,9 @@ class Pin:
     def of(cls, spec: dict[str, Any]) -> "Pin":
         example = Example.from_json(spec["example"])
         recorded = "output" in spec
-        return cls(example, [Finding(**spec)] if recorded else [], replayed=not recorded)
+        return cls(
+            example, [Finding(**spec)] if recorded else [], replayed=not recorded, sequence=bool(spec.get("after"))
+        )
 
     def explains(self, seen: Finding) -> bool:
         if self.found_here:
@@ -308,16 +312,25 @@ class Pin:
 
 class Search:
     """One fuzz test's examples through the artifacts: each difference a pin explains is counted and the search goes
-    on; any other raises, as Hypothesis expects of a falsifying example (compat.evidence.findings)."""
+    on; any other raises, as Hypothesis expects of a falsifying example (compat.evidence.findings). It keeps the calls
+    it made, once per shape and layout in the order they first ran: a compiled function's answer can hang on the
+    shapes it met before (its guards, automatic dynamic shapes), and a finding that needs them is shown by them."""
 
     def __init__(self, cell: "Cell", made: list, reference: Callable | None, check: Callable, pins: list[Pin]):
         self.cell, self.made, self.reference, self.check, self.pins = cell, made, reference, check, pins
         self.tally = Tally()
+        self.calls: dict[tuple, Example] = {}
+
+    def _run(self, example: Example, tally: Tally) -> None:
+        key = (example.shape, example.layout, example.sizes)
+        if len(self.calls) < MAX_CALLS:
+            self.calls.setdefault(key, example)
+        self.check(self.made, self.reference, example, self.cell, tally)
 
     def passes(self, example: Example) -> bool:
         """Whether `example` shows no difference (checked on a tally of its own)."""
         try:
-            self.check(self.made, self.reference, example, self.cell, Tally())
+            self._run(example, Tally())
         except HarnessError:
             raise
         except Exception:  # noqa: BLE001 - any difference: it does not pass
@@ -358,7 +371,7 @@ class Search:
 
     def __call__(self, example: Example) -> None:
         try:
-            self.check(self.made, self.reference, example, self.cell, self.tally)
+            self._run(example, self.tally)
         except HarnessError:
             raise
         except Exception as exc:  # noqa: BLE001 - a difference: counted where pins explain it all, else raised
@@ -408,13 +421,20 @@ def fuzz(
     `known["pins"]`: the findings the cell's row pins (compat.evidence.findings.pins), their examples replayed first
     in every run; a difference one of them explains is counted, any other is a new finding. After a new finding the
     search runs again with it pinned, for up to MAX_NEW_FINDINGS distinct ones, so one accept records them all.
-    `known["replay"]`: examples (JSON) replayed first of all, pinning nothing. `check`: what one example must show (`_check` the
-    outputs, `_check_gradients` the gradients of a stage that trains)."""
+    `known["replay"]`: examples (JSON) replayed first of all, pinning nothing. `known["calls"]`: examples (JSON) run
+    through the artifacts before anything else, their differences not judged: the calls of a sequence that a finding
+    needs; with `known["calls_only"]` the test makes only those (a stage of the sequence before the finding's).
+    `check`: what one example must show (`_check` the outputs, `_check_gradients` the gradients of a stage that
+    trains). The outcome's detail keeps the calls made (`calls`: up to the first new finding)."""
     kernel, budget = KERNELS[cell.kernel], DEVICES[cell.device].fuzz_elements
     known = known or {}
     pins = [Pin.of(spec) for spec in known.get("pins", ())]
     search = Search(cell, made, reference, check, pins)
     tally = search.tally
+    for call in known.get("calls", ()):
+        search.passes(Example.from_json(call))  # state only: what it shows is not this test's
+    if known.get("calls_only"):
+        return Outcome("passed", detail={"calls": [ex.to_json() for ex in search.calls.values()]})
 
     def prop(ex):
         search(ex)
@@ -423,7 +443,7 @@ def fuzz(
         if example is not None:
             return functools.partial(prop, Example.from_json(example))
         test = given(ex=kernel_examples(kernel, cell.dtype, exported, budget))(prop)
-        first = [*map(Example.from_json, known.get("replay", ())), *(p.example for p in pins)]
+        first = [*map(Example.from_json, known.get("replay", ())), *(p.example for p in pins if not p.sequence)]
         for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *reversed(first)]:
             test = explicit(ex=ex)(test)  # explicit examples run in reverse order of decoration: known ones first
         chosen = profile_settings(profile)
@@ -433,7 +453,7 @@ def fuzz(
     test = made_test(shrink=True)
     start = time.monotonic()
     new: list[tuple[list[Finding], Exception, Example]] = []  # per round: its unexplained findings, error, example
-    search_cut = None
+    search_cut, calls = None, None
     while True:
         try:
             with _shrinking_bounded(SHRINK_SECONDS):
@@ -445,6 +465,7 @@ def fuzz(
             at = tally.last
             found = search.unexplained(search.observed(exc, at)) if at is not None else []
             new.append((found, exc, at))
+            calls = calls or [ex.to_json() for ex in search.calls.values()]
             if not found or example is not None:
                 break
             if len(new) >= MAX_NEW_FINDINGS:
@@ -458,6 +479,7 @@ def fuzz(
         "fuzz_seconds": round(time.monotonic() - start, 1),
         **_findings(pins, new),
         **({"search_cut": search_cut} if search_cut else {}),
+        "calls": calls or [ex.to_json() for ex in search.calls.values()],
     }
     return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
 
@@ -486,7 +508,7 @@ def _findings(pins: list[Pin], new: list[tuple[list[Finding], Exception, Example
         "unreproduced": [
             "; ".join(f.text() for f in p.findings) or p.example.to_json()
             for p in pins
-            if not (p.found_here or p.reproduced)
+            if not (p.found_here or p.reproduced or p.sequence)  # a sequence's pin: its sequence shows it, or not
         ],
     }
 

@@ -7,7 +7,10 @@ A finding is a difference's signature and the example that shows it:
 - `difference`: a key of DIFFERENCES (numerics' element classes, and the op's error);
 - `cause`: "special values" where the example without its NaN, inf, subnormal, zero and largest values shows
   nothing, else "ordinary values";
-- `max_rel_err`: for wrong values, the worst relative error seen; `error`: for an error, its exception type.
+- `max_rel_err`: for wrong values, the worst relative error seen; `error`: for an error, its exception type;
+- `after`: for a finding that shows only after other calls (a compiled function called at other shapes first, as a
+  training loop calls it), those calls: a sequence (JSON, `[[stage, example], ...]`) run in a fresh process before
+  the example. Such a pin is checked by running its sequence (compat.run.session), not by replaying its example.
 
 A row of the expectations' fuzz section pins its findings. The fuzz test replays each pinned example first and
 then searches on: a difference a pin explains (the same signature: output, layout, family of difference and cause;
@@ -51,6 +54,7 @@ class Finding:
     example: str  # the example's JSON (compat.matrix.strategies.Example)
     max_rel_err: float | None = None
     error: str | None = None
+    after: str | None = None  # the calls before the example that it needs (a sequence's JSON, see `sequence`)
 
     @property
     def family(self) -> str:
@@ -112,7 +116,8 @@ class Finding:
     def text(self) -> str:
         what = f"{self.error}" if self.difference == "error" else self.difference
         err = f", max rel err {self.max_rel_err:.3g}" if self.max_rel_err is not None else ""
-        return f"{self.output}, {self.layout}: {what}{err}, from {self.cause}"
+        after = f", after {len(sequence(self.after))} earlier calls" if self.after else ""
+        return f"{self.output}, {self.layout}: {what}{err}, from {self.cause}{after}"
 
     def to_row(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
@@ -138,7 +143,26 @@ class Finding:
         if (row["difference"] == "error") != (row.get("error") is not None):
             raise ExpectationsError(f"{where}: 'error' names the exception type of an error finding, and only there")
         example_json(row["example"], where)
+        if row.get("after") is not None:
+            try:
+                sequence(row["after"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ExpectationsError(
+                    f"{where}: after is not a sequence of calls ({exc}); copy it from the failing test's reproducer"
+                ) from None
         return cls(**row)
+
+
+def sequence(text: str) -> list[tuple[str, Example]]:
+    """A finding's `after`: the calls, each a stage and an example, in the order they ran."""
+    calls = json.loads(text)
+    if not isinstance(calls, list):
+        raise TypeError("not a list of [stage, example] pairs")
+    return [(str(stage), Example.from_json(json.dumps(example))) for stage, example in calls]
+
+
+def sequence_json(calls: list[tuple[str, Example]]) -> str:
+    return json.dumps([[stage, json.loads(ex.to_json())] for stage, ex in calls], separators=(",", ":"))
 
 
 def example_json(text: Any, where: str) -> Example:

@@ -42,7 +42,7 @@ from .doctor import main as doctor
 from .environment import describe
 from .launcher import Launcher
 from .options import AXES, RUNS_DIR
-from .session import child_env, fuzz_task
+from .session import child_env, fuzz_task, grouped, sequence_task
 
 # The matrix's tests ship in the package: pytest collects this file (imported here, it would load the plugin first).
 MATRIX_TESTS = Path(__file__).resolve().parents[1] / "testing.py"
@@ -380,7 +380,16 @@ def _fuzz(args: argparse.Namespace) -> int:
         raise CompatError(
             f"--example: not an example's JSON ({exc}); copy it from the failing test's reproducer"
         ) from None
-    task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
+    if args.after:
+        try:
+            calls = grouped(args.after)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CompatError(
+                f"--after: not a sequence of calls ({exc}); copy it from the failing test's reproducer"
+            ) from None
+        task, task_args, timeout = sequence_task(cell, calls, args.example, [], DEFAULT_PROFILE)
+    else:
+        task, task_args, timeout = fuzz_task(cell, [cell.stage], DEFAULT_PROFILE, args.example)
     with tempfile.TemporaryDirectory(prefix="compat-fuzz-") as workdir:
         # The child imports the repository's cases as a run's children do: a user's reproducer runs their op.
         # Imported after the fork: one child either way, and a module that reads the GPU at import still runs.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -32,9 +33,11 @@ from ..child.protocol import (
     TIMED_ENV,
 )
 from ..errors import HarnessError
+from ..evidence.findings import Finding, sequence, sequence_json
 from ..evidence.outcomes import Outcome
 from ..matrix.cells import DEVICES, Cell, fuzz_family, lane, parse_cell_id
 from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
+from ..matrix.strategies import Example
 from .doctor import CANARY_PACKAGE, build_runner, canary_device, run_canary, run_cpp_canary
 from .environment import crash_remedy
 from .launcher import ChildResult, Launcher, read_journal
@@ -287,7 +290,8 @@ class RunSession:
 
     def fuzz_outcome(self, cell: Cell) -> Outcome:
         """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
-        there runs again alone, so its outcome is its own."""
+        there runs again alone, so its outcome is its own. A new finding is shown by the calls that make it
+        (`_shown`); each pinned finding of a sequence is checked by running its sequence (`_sequences_pinned`)."""
         among = ("export", cell.stage)
         group = lane(cell, "fuzz", self.split)
         stages = self.selected["fuzz"].get(group, [cell.stage])
@@ -299,10 +303,15 @@ class RunSession:
             export is not None and export.kind not in died + ("passed",) and not cuda_error(export)
         ):
             finding = result.outcome(cell.stage, among=among)
-            if len(stages) == 1 or not finding.detail.get("new"):
-                return finding
-            return self._confirmed(cell, finding)
-        return self._alone(cell)
+            ran = stages[: stages.index(cell.stage)] if cell.stage in stages else []
+            earlier = [(st, result.phases[st].detail.get("calls") or []) for st in ran if st in result.phases]
+        else:
+            finding, earlier = self._alone(cell), []
+        if finding.detail.get("new"):
+            finding = self._shown(cell, finding, earlier)
+        finding = self._sequences_pinned(cell, finding)
+        finding.detail.pop("calls", None)  # the child's own trace: the sequence a finding needs is in its record
+        return finding
 
     def _alone(self, cell: Cell, also: list[str] = ()) -> Outcome:
         """The stage fuzzed in a fresh process of its own, `also` (examples, as JSON) replayed first."""
@@ -312,20 +321,74 @@ class RunSession:
             cell.stage, among=("export", cell.stage)
         )
 
-    def _confirmed(self, cell: Cell, finding: Outcome) -> Outcome:
-        """A finding of a shared child is the op's only where the stage alone, in a fresh process, finds it too: the
-        stages fuzzed before it there leave state behind (Liger's SiLUMul gradient was wrong after the other stages
-        on the H100 and right alone, on the same example). Where it does not reproduce alone, the harness is at
-        fault, not the op: a harness error naming both outcomes."""
+    def _sequence(
+        self, cell: Cell, calls: list[tuple[str, list[str]]], example: str, pins: list[dict], name: str
+    ) -> Outcome:
+        """In a fresh process: each stage's calls through its artifact (differences not judged), in order, then
+        `example` through the cell's stage, judged against `pins`."""
+        task, args, timeout = sequence_task(cell, calls, example, pins, self.profile)
+        return self.child(cell, task, args, timeout, name=name).outcome(cell.stage, among=("export", cell.stage))
+
+    def _shown(self, cell: Cell, finding: Outcome, earlier: list[tuple[str, list[str]]]) -> Outcome:
+        """A new finding is the op's where some calls show it in a fresh process: its example alone; else the stage's
+        earlier calls at the shapes its child ran, then the example; else the calls of the stages fuzzed before it
+        in that child too (the stages share Dynamo's caches and automatic dynamic shapes: Liger's SiLUMul gradient
+        was wrong at 1 token only after other token counts). The first that shows it is its reproducer, recorded
+        with the finding (`after`). Where the same calls through eager differ too, or none shows it, the harness is
+        at fault, not the op: a harness error naming what ran."""
+        if "example" not in finding.detail:
+            return finding
         example = json.dumps(finding.detail["example"], separators=(",", ":"))
-        alone = self._alone(cell, also=[example])
-        if alone.detail.get("new") or "findings" not in alone.detail:  # the finding again, or no search at all
-            return alone
+        wanted = _first_new(finding)
+        own = [ex for ex in finding.detail.get("calls") or [] if ex != example]
+        tried = []
+        for calls in ([], [(cell.stage, own)], [*earlier, (cell.stage, own)]):
+            if tried and calls == tried[-1] or (calls and not any(exs for _, exs in calls)):
+                continue
+            tried.append(calls)
+            shown = self._sequence(cell, calls, example, [], name=f"fuzz-sequence-{len(tried)}")
+            if not any(_signature(f) == wanted for f in shown.detail.get("findings") or []):
+                continue
+            if not calls:
+                return finding  # its example alone shows it: the reproducer it has
+            eager = dataclasses.replace(cell, stage="eager_backward" if STAGES[cell.stage].trains else "eager")
+            flat = [ex for _, exs in calls for ex in exs]
+            on_eager = self._sequence(eager, [(eager.stage, flat)], example, [], name="fuzz-sequence-eager")
+            if on_eager.kind != "passed":
+                raise HarnessError(
+                    f"{cell.id}: the fuzz finding ({finding.summary()}) shows after {len(flat)} earlier calls, and "
+                    f"the same calls through eager differ too ({on_eager.summary()}): the comparison's state, not "
+                    f"the stage, decided it"
+                )
+            return _after(cell, shown, calls)
         raise HarnessError(
-            f"{cell.id}: the fuzz finding of its shared child ({finding.summary()}; example {example}) "
-            f"did not reproduce with the stage fuzzed alone in a fresh process ({alone.summary()}): state "
-            f"left by the stages fuzzed before it decided it"
+            f"{cell.id}: the fuzz finding of its child ({finding.summary()}; example {example}) did not show in a "
+            f"fresh process, alone or after the calls its child made before it ({len(tried)} sequences): state "
+            f"that the calls do not carry decided it"
         )
+
+    def _sequences_pinned(self, cell: Cell, outcome: Outcome) -> Outcome:
+        """Each pinned finding of a sequence that the run did not meet runs its sequence in a fresh process: shown,
+        it counts as met; not shown, it no longer shows (the fix is recorded by accepting it)."""
+        met = [_signature(f) for f in outcome.detail.get("findings") or []]
+        for spec in self.pinned.get(cell.id, []):
+            if not spec.get("after") or _signature(spec) in met:
+                continue
+            shown = self._sequence(cell, grouped(spec["after"]), spec["example"], [spec], name="fuzz-sequence-pinned")
+            seen = [f for f in shown.detail.get("findings") or [] if f.get("pinned")]
+            if not seen:
+                outcome.detail.setdefault("unreproduced", []).append(Finding(**spec).text())
+                continue
+            outcome.detail.setdefault("findings", []).extend(seen)
+            if outcome.kind == "passed":  # the pinned difference is what the test met: its outcome, this run's tally
+                outcome = Outcome(
+                    shown.kind,
+                    shown.error_type,
+                    shown.message,
+                    shown.numerics,
+                    {**outcome.detail, **{k: shown.detail[k] for k in ("example", "reproducer") if k in shown.detail}},
+                )
+        return outcome
 
     # ---- end ----
 
@@ -364,6 +427,31 @@ def cut_short(run_dir: Path) -> dict[str, Outcome]:
     return found
 
 
+def _signature(row: dict[str, Any]) -> tuple:
+    return Finding(**{k: v for k, v in row.items() if k not in ("pinned", "seen")}).signature
+
+
+def _first_new(outcome: Outcome) -> tuple:
+    """The signature of the first finding an outcome's search raised (its falsifying example's)."""
+    rows = [f for f in outcome.detail.get("findings") or [] if not f.get("pinned")]
+    if not rows:
+        raise HarnessError(f"a new finding without its record: {outcome.summary()}")
+    return _signature(rows[0])
+
+
+def _after(cell: Cell, shown: Outcome, calls: list[tuple[str, list[str]]]) -> Outcome:
+    """The outcome of a sequence that shows a finding: each finding it met records the calls it needs, and the
+    reproducer runs them."""
+    after = sequence_json([(st, Example.from_json(ex)) for st, exs in calls for ex in exs])
+    for f in shown.detail.get("findings") or []:
+        f["after"] = after
+    example = json.dumps(shown.detail["example"], separators=(",", ":"))
+    shown.detail["reproducer"] = (
+        f"python -m compat fuzz {cell.id} --example {shlex.quote(example)} --after {shlex.quote(after)}"
+    )
+    return shown
+
+
 def fuzz_task(
     cell: Cell, stages: list[str], profile: str, example: str | None = None, known: dict[str, dict] | None = None
 ) -> tuple[str, dict[str, Any], float]:
@@ -373,6 +461,30 @@ def fuzz_task(
     if fuzz_family(cell) == "probe":
         return "fuzz_probe", args, timeout
     return "fuzz_export", {**args, "mode": STAGES[cell.stage].export_mode}, timeout
+
+
+def sequence_task(
+    cell: Cell, calls: list[tuple[str, list[str]]], example: str, pins: list[dict], profile: str
+) -> tuple[str, dict[str, Any], float]:
+    """The child that makes each stage's calls (examples, as JSON) through its artifact, in order, their differences
+    not judged, then judges `example` through the cell's stage against `pins`."""
+    stages = [st for st, _ in calls if st != cell.stage] + [cell.stage]
+    own = [ex for st, exs in calls if st == cell.stage for ex in exs]
+    known: dict[str, dict] = {
+        st: {"pins": [], "calls": exs, "calls_only": True} for st, exs in calls if st != cell.stage
+    }
+    known[cell.stage] = {"pins": pins, "calls": own}
+    return fuzz_task(cell, stages, profile, example, known)
+
+
+def grouped(after: str) -> list[tuple[str, list[str]]]:
+    """A finding's `after` as the calls of each stage in turn (examples, as JSON)."""
+    calls: list[tuple[str, list[str]]] = []
+    for st, ex in sequence(after):
+        if not calls or calls[-1][0] != st:
+            calls.append((st, []))
+        calls[-1][1].append(ex.to_json())
+    return calls
 
 
 def build_counts(run_dir: Path) -> dict[str, Any]:
