@@ -5,7 +5,8 @@
 # file's durations) and then, given its seconds, the suite's quick tier on CUDA, each cut by SIGINT at its seconds
 # (the run writes what it measured), and profiles each run
 # (python -m compat profile). Writes one archive into $OUT, gpu-profile.tar.gz: each run's results, log and profile.
-# Liger-Kernel travels as a wheel in .whl/ (carry it).
+# Liger-Kernel travels as a wheel in .whl/ (carry it). DURATIONS names another results file to split lanes by;
+# REPRODUCE, a finding's reproducer to run after the gate.
 set -u
 . "$(dirname "$0")/gpu_wheels.sh"  # root, PYTHONPATH, the carried wheels
 work=$(mktemp -d)
@@ -16,6 +17,11 @@ run() {  # NAME SECONDS [args]: gpu_run.sh into the work folder, then its profil
     head -30 "$work/$1.profile.txt"
     tar -czf "$OUT/gpu-profile.tar.gz" -C "$work" .  # after each run: a call cut at its limit keeps what ran
 }
-durations=$root/results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz
+durations=${DURATIONS:-$root/results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz}
 (cd examples/liger_kernel && run liger-gate "$1" --compat-devices=cuda --compat-durations="$durations")
 if [ "${2:-0}" -gt 0 ]; then run quick-tier "$2" --compat-devices=cuda --compat-tier=quick; fi
+if [ -n "${REPRODUCE:-}" ]; then  # a finding's reproducer, one command, from the example's folder
+    (cd examples/liger_kernel && timeout 120 bash -c "$REPRODUCE") > "$work/reproducer.log" 2>&1
+    echo "reproducer exit $?"; tail -3 "$work/reproducer.log"
+    tar -czf "$OUT/gpu-profile.tar.gz" -C "$work" .
+fi

@@ -223,7 +223,6 @@ def _finding(kind: str, calls=(), pinned=False):
 def _sequence_session(tmp_path, monkeypatch, shows, eager_differs=False):
     """A fuzz test whose compile_backward child found FOUND after calls at 8 and 37 tokens (eager_backward ran first
     there, at 8): its fresh children show it where `shows(calls)` says (calls: each stage's examples, in order)."""
-    from compat.evidence.outcomes import Outcome
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
 
@@ -291,7 +290,6 @@ def test_a_sequence_finding_is_the_harness_s_fault_where_eager_differs_too_or_no
 @pytest.mark.parametrize("shown", [True, False])
 def test_a_pinned_sequence_finding_the_run_did_not_meet_runs_its_sequence(tmp_path, monkeypatch, shown):
     from compat.evidence.findings import sequence_json
-    from compat.evidence.outcomes import Outcome
     from compat.matrix.cells import Cell
     from compat.matrix.strategies import Example
     from compat.run.session import RunSession

@@ -87,3 +87,19 @@ def test_workers_follow_the_cpus_this_process_may_use_not_the_hosts_count():
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("os.sched_getaffinity is Linux's")
     assert usable_cpus() == len(os.sched_getaffinity(0)) <= (os.cpu_count() or 1)
+
+
+def test_a_given_commit_names_the_harness_and_the_repositories_in_its_checkout(monkeypatch, tmp_path):
+    # Measured: the GPU runner's copy kept a .git older than the files copied, and named that commit "+changes".
+    from pathlib import Path
+
+    from compat.run import environment
+
+    harness = Path(environment.__file__).resolve().parents[2]
+    monkeypatch.setenv(environment.COMMIT_ENV, "c" * 40)
+    monkeypatch.setattr(environment, "_commit", lambda path: f"read from {path}")
+    inside = environment.describe(harness / "examples" / "liger_kernel")["commits"]
+    assert inside == {"compat": "c" * 40, "repository": "c" * 40}
+    outside = environment.describe(tmp_path)["commits"]
+    assert outside == {"compat": "c" * 40, "repository": f"read from {tmp_path.resolve()}"}
+    assert environment.describe(harness)["commits"]["repository"] == "the harness's"

@@ -42,11 +42,16 @@ def describe(repository: Path | None = None) -> dict[str, Any]:
             env["gpus"].append({"index": i, "name": torch.cuda.get_device_name(i), "capability": f"{major}.{minor}"})
         env["driver"] = _driver_version()
     if repository is not None:
-        harness = Path(__file__).resolve().parents[2]
+        harness, gated = Path(__file__).resolve().parents[2], Path(repository).resolve()
+        given = os.environ.get(COMMIT_ENV)  # a copy's git, where it has one, may be older than the copy (a runner's)
         env["commits"] = {
             # an installed harness (not a checkout of its own) is named by the commit given, else none
-            "compat": os.environ.get(COMMIT_ENV) or (_commit(harness) if (harness / ".git").exists() else None),
-            "repository": _commit(Path(repository)) if Path(repository).resolve() != harness else "the harness's",
+            "compat": given or (_commit(harness) if (harness / ".git").exists() else None),
+            "repository": "the harness's"
+            if gated == harness
+            else given
+            if given and harness in gated.parents  # a repository in the harness's checkout (its examples)
+            else _commit(gated),
         }
     return env
 

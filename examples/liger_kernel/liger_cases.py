@@ -520,6 +520,24 @@ register_known(
     ),
     Known(
         "",
+        r"compiled .*grad of (x|a|b), shape \(1, \d+\), contiguous",
+        key="liger_compiled_grad_one_token_after_others",
+        kind="mismatch",
+        section="fuzz",
+        kernels=("liger_rms_norm", "liger_silu_mul"),
+        stages=("compile_backward",),
+        reason="compiled with static shapes and trained, the gradient at 1 token is wrong (max rel err 0.19 for "
+        "RMSNorm, 0.73 for SiLUMul) only after the compiled function has met other token counts (1024, 1023, then "
+        "views), as a training loop calls it: called first at 1 token it is right, and eager with the same calls "
+        "is right (measured on the H100, torch 2.11, triton 3.6, each in a fresh process by its reproducer's "
+        "--after). Whether Dynamo's recompile (automatic dynamic shapes) or Liger's autograd.Function decides it "
+        "was not isolated",
+        rewrite="none measured: run the reproducer (python -m compat fuzz ... --after ...) to report it; until "
+        "then keep a 1-token batch out of a compiled training step that has seen other token counts",
+        source=f"{LIGER}: liger_kernel/ops/rms_norm.py and swiglu.py (the autograd.Functions); torch 2.11 Dynamo",
+    ),
+    Known(
+        "",
         r"grad of [qk], shape \(\d+, \d+, 1, \d+\), (contiguous|transposed|sliced|strided)",
         key="liger_rope_seq1_grad",
         kind="mismatch",
