@@ -284,7 +284,13 @@ def test_a_sequence_finding_is_the_harness_s_fault_where_eager_differs_too_or_no
     session, cell, ran = _sequence_session(tmp_path / "2", monkeypatch, lambda calls: False)
     with pytest.raises(HarnessError, match="did not show in a fresh process, alone or after the calls"):
         session.fuzz_outcome(cell)
-    assert len(ran) == 3
+    assert len(ran) == 3  # alone, its own calls, the earlier stage's too (every call: the same, no shape repeats)
+
+
+def test_a_sequence_tries_the_first_call_at_each_shape_before_every_call(tmp_path, monkeypatch):
+    from compat.run.session import _first_at_each_shape
+
+    assert _first_at_each_shape([CALL_8, CALL_37, CALL_8.replace('"seed":0', '"seed":5'), CALL_8]) == [CALL_8, CALL_37]
 
 
 @pytest.mark.parametrize("shown", [True, False])

@@ -86,7 +86,7 @@ RECOMPILE_LIMIT = 64  # compiled functions meet many ranks and sizes; past the l
 SHRINK_SECONDS = 30
 LARGEST = ("max", "-max")  # the special values at the dtype's largest magnitude
 MAX_NEW_FINDINGS = 4  # distinct new findings one fuzz test looks for: the first, then past it
-MAX_CALLS = 200  # the distinct calls a test keeps, for the sequence that shows a finding needing them
+MAX_CALLS = 400  # the calls a test keeps, for the sequence that shows a finding needing them
 
 
 def reproducer(cell: "Cell", example) -> str:
@@ -313,18 +313,17 @@ class Pin:
 class Search:
     """One fuzz test's examples through the artifacts: each difference a pin explains is counted and the search goes
     on; any other raises, as Hypothesis expects of a falsifying example (compat.evidence.findings). It keeps the calls
-    it made, once per shape and layout in the order they first ran: a compiled function's answer can hang on the
-    shapes it met before (its guards, automatic dynamic shapes), and a finding that needs them is shown by them."""
+    it made, in order: a compiled function's answer can hang on the shapes it met before (its guards, automatic
+    dynamic shapes), and a finding that needs them is shown by them."""
 
     def __init__(self, cell: "Cell", made: list, reference: Callable | None, check: Callable, pins: list[Pin]):
         self.cell, self.made, self.reference, self.check, self.pins = cell, made, reference, check, pins
         self.tally = Tally()
-        self.calls: dict[tuple, Example] = {}
+        self.calls: list[Example] = []
 
     def _run(self, example: Example, tally: Tally) -> None:
-        key = (example.shape, example.layout, example.sizes)
         if len(self.calls) < MAX_CALLS:
-            self.calls.setdefault(key, example)
+            self.calls.append(example)
         self.check(self.made, self.reference, example, self.cell, tally)
 
     def passes(self, example: Example) -> bool:
@@ -434,7 +433,7 @@ def fuzz(
     for call in known.get("calls", ()):
         search.passes(Example.from_json(call))  # state only: what it shows is not this test's
     if known.get("calls_only"):
-        return Outcome("passed", detail={"calls": [ex.to_json() for ex in search.calls.values()]})
+        return Outcome("passed", detail={"calls": [ex.to_json() for ex in search.calls]})
 
     def prop(ex):
         search(ex)
@@ -465,7 +464,7 @@ def fuzz(
             at = tally.last
             found = search.unexplained(search.observed(exc, at)) if at is not None else []
             new.append((found, exc, at))
-            calls = calls or [ex.to_json() for ex in search.calls.values()]
+            calls = calls or [ex.to_json() for ex in search.calls]
             if not found or example is not None:
                 break
             if len(new) >= MAX_NEW_FINDINGS:
@@ -479,7 +478,7 @@ def fuzz(
         "fuzz_seconds": round(time.monotonic() - start, 1),
         **_findings(pins, new),
         **({"search_cut": search_cut} if search_cut else {}),
-        "calls": calls or [ex.to_json() for ex in search.calls.values()],
+        "calls": calls or [ex.to_json() for ex in search.calls],
     }
     return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
 

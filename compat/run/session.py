@@ -331,19 +331,26 @@ class RunSession:
 
     def _shown(self, cell: Cell, finding: Outcome, earlier: list[tuple[str, list[str]]]) -> Outcome:
         """A new finding is the op's where some calls show it in a fresh process: its example alone; else the stage's
-        earlier calls at the shapes its child ran, then the example; else the calls of the stages fuzzed before it
-        in that child too (the stages share Dynamo's caches and automatic dynamic shapes: Liger's SiLUMul gradient
-        was wrong at 1 token only after other token counts). The first that shows it is its reproducer, recorded
-        with the finding (`after`). Where the same calls through eager differ too, or none shows it, the harness is
-        at fault, not the op: a harness error naming what ran."""
+        earlier calls at each shape its child ran (the first call at each shape and layout: what Dynamo's guards and
+        automatic dynamic shapes see), then the example; else with the calls of the stages fuzzed before it in that
+        child (they share Dynamo's caches: Liger's SiLUMul gradient was wrong at 1 token only after other token
+        counts); else every call the child made, in order. The first that shows it is its reproducer, recorded with
+        the finding (`after`). Where the same calls through eager differ too, or none shows it, the harness is at
+        fault, not the op: a harness error naming what ran."""
         if "example" not in finding.detail:
             return finding
         example = json.dumps(finding.detail["example"], separators=(",", ":"))
         wanted = _first_new(finding)
-        own = [ex for ex in finding.detail.get("calls") or [] if ex != example]
-        tried = []
-        for calls in ([], [(cell.stage, own)], [*earlier, (cell.stage, own)]):
-            if tried and calls == tried[-1] or (calls and not any(exs for _, exs in calls)):
+        own = list(finding.detail.get("calls") or [])
+        while own and own[-1] == example:  # the falsifying example itself, replayed last
+            own.pop()
+        candidates = [[], [(cell.stage, _first_at_each_shape(own))]]
+        candidates += [[(st, _first_at_each_shape(exs)) for st, exs in [*earlier, (cell.stage, own)]]]
+        candidates += [[*earlier, (cell.stage, own)]]
+        tried: list[list[tuple[str, list[str]]]] = []
+        for calls in candidates:
+            calls = [(st, exs) for st, exs in calls if exs]
+            if calls in tried:
                 continue
             tried.append(calls)
             shown = self._sequence(cell, calls, example, [], name=f"fuzz-sequence-{len(tried)}")
@@ -363,8 +370,8 @@ class RunSession:
             return _after(cell, shown, calls)
         raise HarnessError(
             f"{cell.id}: the fuzz finding of its child ({finding.summary()}; example {example}) did not show in a "
-            f"fresh process, alone or after the calls its child made before it ({len(tried)} sequences): state "
-            f"that the calls do not carry decided it"
+            f"fresh process, alone or after the calls its child made before it ({len(tried)} sequences, the "
+            f"longest {sum(len(exs) for _, exs in tried[-1])} calls): state that the calls do not carry decided it"
         )
 
     def _sequences_pinned(self, cell: Cell, outcome: Outcome) -> Outcome:
@@ -437,6 +444,15 @@ def _first_new(outcome: Outcome) -> tuple:
     if not rows:
         raise HarnessError(f"a new finding without its record: {outcome.summary()}")
     return _signature(rows[0])
+
+
+def _first_at_each_shape(calls: list[str]) -> list[str]:
+    """The first call at each shape and layout, in order (examples, as JSON)."""
+    firsts: dict[tuple, str] = {}
+    for ex in calls:
+        e = Example.from_json(ex)
+        firsts.setdefault((e.shape, e.layout, e.sizes), ex)
+    return list(firsts.values())
 
 
 def _after(cell: Cell, shown: Outcome, calls: list[tuple[str, list[str]]]) -> Outcome:
