@@ -51,6 +51,13 @@ def test_a_pin_explains_its_own_family_layout_and_cause_up_to_twice_its_error():
     assert "a larger error (max rel err 5 > 2 x the pinned 0.5)" in pin.unlike(finding(max_rel_err=5.0))
 
 
+def test_a_finding_that_needs_earlier_calls_explains_its_signature_at_any_error():
+    after = '[["compile_backward",' + EXAMPLE + "]]"
+    pin = finding(after=after)
+    assert pin.explains(finding(max_rel_err=10 * ERROR_MARGIN)) and not pin.explains(finding(layout="sliced"))
+    assert "after 1 earlier calls" in pin.text()
+
+
 def test_an_overflow_where_eager_overflows_is_one_finding_on_any_layout_and_from_any_values():
     pin = finding(difference="overflow_only", cause="special values", max_rel_err=None)
     assert pin.explains(finding(difference="overflow_only", layout="sliced", max_rel_err=None))

@@ -16,8 +16,9 @@ A row of the expectations' fuzz section pins its findings. The fuzz test replays
 then searches on: a difference a pin explains (the same signature: output, layout, family of difference and cause;
 and an error at most ERROR_MARGIN times the pinned one) is counted, not raised, so the search goes on past it; any
 other difference is a new finding and fails the gate, whatever the row says (another output, another layout,
-another kind of difference, ordinary values where the pin needs special ones, a larger error). A pinned example that no longer
-shows its difference fails the gate too: the fix is recorded by accepting it.
+another kind of difference, ordinary values where the pin needs special ones, a larger error, except for a finding
+that needs earlier calls, whose error follows them). A pinned example that no longer shows its difference fails the
+gate too: the fix is recorded by accepting it.
 
 A row recorded before findings were pinned lists only its example: its replay in each run pins what it shows then,
 on any layout as contiguous (or not) as the example's (the row recorded one layout of the several it may have
@@ -76,9 +77,12 @@ class Finding:
         return (self.output, self.layout, self.family, self.cause, self.error)
 
     def explains(self, seen: "Finding") -> bool:
+        """The same signature, and for wrong values an error at most ERROR_MARGIN times the pin's; at any error for a
+        finding that needs earlier calls, whose error follows them (measured on the H100: RMSNorm's 1-token gradient
+        was off by 0.19 after one sequence, by 1.8 after another)."""
         if seen.signature != self.signature:
             return False
-        if self.max_rel_err is None or seen.max_rel_err is None:
+        if self.max_rel_err is None or seen.max_rel_err is None or self.after:
             return True
         return seen.max_rel_err <= ERROR_MARGIN * self.max_rel_err
 
