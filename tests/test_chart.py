@@ -7,20 +7,31 @@ from pathlib import Path
 
 from compat.evidence import results
 from compat.matrix.cells import package_cell_of
-from compat.report.chart import CANONICAL, CLASSES, GROUPS
+from compat.report.chart import CANONICAL, CLASSES, GRADIENT_GROUPS, GROUPS, TRAINS_VIA
 
 ROOT = Path(__file__).resolve().parent.parent
-RANK = ["verified", "unfuzzed", "contiguous", "wrong", "fails"]
+RANK = ["verified", "overflow", "unfuzzed", "contiguous", "fails", "wrong"]  # a silent wrong value ranks worst
 
 
-def _fuzz_verified(record: dict | None) -> bool:
-    """A fuzz record that verifies a pass: passed, or found only overflows where eager overflows too (each finding's
-    difference overflow_only: as accurate as eager at the dtype's edge), read from the raw record."""
+def _fuzz_class(record: dict | None) -> str | None:
+    """What a fuzz record makes of a pass: verified (passed), overflow (found only overflows where eager overflows
+    too, each finding's difference overflow_only: as accurate as eager at the dtype's edge), else None; read from the
+    raw record."""
     if record is None:
-        return False
+        return None
     found = record["outcome"]["detail"].get("findings") or []
-    overflows = bool(found) and all(f["difference"] == "overflow_only" for f in found)
-    return record["outcome"]["kind"] == "passed" or (record["outcome"]["kind"] == "mismatch" and overflows)
+    if record["outcome"]["kind"] == "mismatch" and found and all(f["difference"] == "overflow_only" for f in found):
+        return "overflow"
+    return "verified" if record["outcome"]["kind"] == "passed" else None
+
+
+def _column(style: str, group: str) -> str | None:
+    """Gradient rows show what a user ships to train: triton_op through register_autograd, custom_op not at all."""
+    if group not in GRADIENT_GROUPS:
+        return style
+    if style in TRAINS_VIA:
+        return None
+    return {via: col for col, via in TRAINS_VIA.items() if via}.get(style, style)
 
 
 def _kernel_class(cell: dict, fuzz: dict) -> str | None:
@@ -33,8 +44,8 @@ def _kernel_class(cell: dict, fuzz: dict) -> str | None:
     if kind == "passed":
         if record is None or record["outcome"]["kind"] == "skipped":
             return "unfuzzed"
-        if _fuzz_verified(record):
-            return "verified"
+        if _fuzz_class(record):
+            return _fuzz_class(record)
         layout = (record["outcome"]["detail"].get("example") or {}).get("layout", "contiguous")
         if layout != "contiguous":
             return "contiguous"
@@ -51,11 +62,12 @@ def test_every_glyph_of_the_committed_chart_is_the_worst_kernels_class_and_count
     kernels: dict[tuple, dict[str, str]] = {}
     for cell in doc["cells"]:
         a = cell["axes"]
-        if a["device"] != "cuda" or a["style"] not in dict(CANONICAL) or a["stage"] not in group_of:
+        if a["device"] != "cuda" or a["stage"] not in group_of:
             continue
+        col = _column(a["style"], group_of[a["stage"]])
         cls = _kernel_class(cell, fuzz)
-        if cls is not None:
-            seen = kernels.setdefault((a["style"], group_of[a["stage"]]), {})
+        if cls is not None and col in dict(CANONICAL):
+            seen = kernels.setdefault((col, group_of[a["stage"]]), {})
             seen[a["kernel"]] = max(seen.get(a["kernel"], cls), cls, key=RANK.index)
     table = md.split("## Which style survives which stage", 1)[1].split("\n| stage |", 1)[1].split("\n\n", 1)[0]
     header, _, *lines = table.splitlines()
@@ -127,7 +139,7 @@ def test_no_markdown_grid_shows_an_unfuzzed_pass_with_the_fuzz_verified_glyph():
                     assert cells[cell_id]["outcome"]["kind"] == "passed", (md, line, cell_id)
                     if STAGES[stage].fuzzed or package_cell_of(cell_id):
                         record = fuzz.get(package_cell_of(cell_id) or cell_id)
-                        assert _fuzz_verified(record), (md, line, cell_id)
+                        assert _fuzz_class(record), (md, line, cell_id)
                     checked += 1
     assert checked > 100
 
@@ -247,13 +259,16 @@ def test_a_cpu_run_shows_what_the_interpreter_cannot_trace_as_not_measurable_nev
     by_group = dict(zip((g for g, _ in GROUPS), classes, strict=True))
     assert (by_group["eager"], by_group["export strict"], by_group["compile"]) == ("unfuzzed", "unmeasurable", "fails")
     assert "torch cannot trace, compile or export an interpreted kernel" in said
-    assert "AOTI Python, AOTI C++: not in cpu_interpret's matrix (no one ships Triton's interpreter" in said
+    assert (
+        "AOTI Python, strict, AOTI Python, non-strict, AOTI C++, strict, AOTI C++, non-strict: not in cpu_interpret's matrix (no one ships Triton's interpreter"
+        in said
+    )
     assert f"{CLASSES['unmeasurable'][0]} not measurable on this device" in summary
 
 
 def test_a_pass_whose_fuzz_test_found_only_overflows_as_eagers_stays_a_verified_pass_with_its_mark():
     """An overflow where eager overflows too (float64 finite) is as accurate as eager at the dtype's edge: the cell
-    keeps its pass, marked, and the chart counts it fuzz-verified, never silently wrong."""
+    keeps its pass, marked, and the chart gives it a class of its own, fuzz-verified, never silently wrong."""
     from compat.evidence.verdicts import OVERFLOWS_MARK, of_doc
     from compat.report.chart import cell_class
 
@@ -266,9 +281,30 @@ def test_a_pass_whose_fuzz_test_found_only_overflows_as_eagers_stays_a_verified_
 
     overflow = {"difference": "overflow_only", "layout": "contiguous", "output": "eager grad of x"}
     for findings, kind, label, cls in (
-        ([overflow], "passes", f"pass{OVERFLOWS_MARK}", "verified"),
+        ([overflow], "passes", f"pass{OVERFLOWS_MARK}", "overflow"),
         ([overflow, {**overflow, "difference": "nonfinite"}], "wrong_some", "wrong*", "wrong"),
     ):
         fuzz = record("mismatch", findings=findings, example={"layout": "contiguous"})
         verdict = of_doc({"cells": [record("passed")], "fuzz": [fuzz]})[cell_id]
         assert (verdict.kind, verdict.label, cell_class(verdict, fuzz)) == (kind, label, cls)
+
+
+def test_a_silent_wrong_value_is_never_hidden_by_another_kernels_failure():
+    from compat.report.chart import ChartCell
+
+    assert ChartCell("triton_op", "CUDA graphs", {"silu": "fails", "silu_tma": "wrong"}).worst == "wrong"
+    assert ChartCell("triton_op", "eager", {"silu": "verified", "rms_norm": "overflow"}).worst == "overflow"
+
+
+def test_gradient_rows_chart_triton_op_through_register_autograd_and_no_bare_op():
+    from compat.report.chart import ChartCell, column
+
+    assert column("register_autograd", "compile, grads") == "triton_op"
+    assert column("triton_op", "dynamic, grads") is None and column("custom_op", "compile, grads") is None
+    assert (column("triton_op", "compile"), column("register_autograd", "compile")) == (
+        "triton_op",
+        "register_autograd",
+    )
+    assert column("autograd_function", "compile, grads") == "autograd_function"
+    assert ChartCell("triton_op", "compile, grads", {"silu": "verified"}).note().startswith("as `register_autograd`")
+    assert "no style of the matrix registers autograd" in ChartCell("custom_op", "compile, grads", {}).note()

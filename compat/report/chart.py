@@ -6,10 +6,18 @@ A kernel's class at a group is the worst over the group's stages and dtypes; the
 so a glyph never claims more than every kernel showed, and the cell's note names the kernels of each class:
 
 - works, fuzz-verified: every cell passed on the model and its fuzz test (the package's, for a C++ cell) passed;
+- works, overflows as eager: fuzz-verified, but a generated input at the dtype's edge overflows where eager
+  overflows too (float64 finite there): as accurate as eager, a class of its own, never "silently wrong";
 - works, not fuzzed: passed on the model, with no passing fuzz record;
 - contiguous inputs only: the fuzz tests found it wrong or raising on a non-contiguous input only;
-- silently wrong: wrong values without an error, on the model or on a contiguous generated input;
-- fails: an error, a crash or a hang (on the model, or raising on a contiguous generated input).
+- fails: an error, a crash or a hang (on the model, or raising on a contiguous generated input);
+- silently wrong: wrong values without an error, on the model or on a contiguous generated input. It ranks worst:
+  a failure says so, a wrong value does not, so no failure of another kernel hides it.
+
+The gradient rows chart what a user ships to train: a `triton_op` trains through `register_autograd` (the style
+`register_autograd`, named in the row), not a bare `triton_op` no gradient formula reaches; no style of the matrix
+registers autograd on a `custom_op`, so its gradient cells are not measured. AOTI is charted after strict and after
+non-strict export.
 """
 
 from __future__ import annotations
@@ -41,18 +49,24 @@ GROUPS = (
     ("export strict", ("export_strict",)),
     ("export non-strict", ("export_nonstrict",)),
     ("save/load", ("save_load_nonstrict",)),
-    ("AOTI Python", ("aoti_nonstrict",)),
-    ("AOTI C++", ("aoti_cpp_nonstrict",)),
+    ("AOTI Python, strict", ("aoti_strict",)),
+    ("AOTI Python, non-strict", ("aoti_nonstrict",)),
+    ("AOTI C++, strict", ("aoti_cpp_strict",)),
+    ("AOTI C++, non-strict", ("aoti_cpp_nonstrict",)),
 )
+# The gradient rows: the style whose cells fill each column there (None: no style of the matrix, not measured).
+GRADIENT_GROUPS = ("compile, grads", "dynamic, grads")
+TRAINS_VIA = {"triton_op": "register_autograd", "custom_op": None}
 # A kernel's class is the last of these any of its cells has (best first, after the one that measured nothing: a
 # device that cannot run a stage at all, which any measured class outranks).
 CLASSES = {
     "unmeasurable": ("⊘", "not measurable on this device"),
     "verified": ("✅", "works, fuzz-verified"),
+    "overflow": ("✅~", "works, fuzz-verified; overflows only where eager overflows"),
     "unfuzzed": ("☑️", "works, not fuzzed"),
     "contiguous": ("🟨", "works for contiguous inputs only"),
-    "wrong": ("≠", "silently wrong"),
     "fails": ("❌", "fails"),
+    "wrong": ("≠", "silently wrong"),
 }
 ORDER = list(CLASSES)
 
@@ -62,14 +76,29 @@ def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
     if verdict.kind in ("skipped", "unmeasurable"):
         return None if verdict.kind == "skipped" else "unmeasurable"
     if verdict.kind == "passes":  # an overflow where eager overflows too is verified: as accurate as eager
-        verified = fuzz is not None and (fuzz["outcome"]["kind"] == "passed" or verdict.overflows)
-        return "verified" if verified else "unfuzzed"
+        if fuzz is not None and verdict.overflows:
+            return "overflow"
+        return "verified" if fuzz is not None and fuzz["outcome"]["kind"] == "passed" else "unfuzzed"
     if verdict.kind in ("wrong_some", "errors_some"):
         example = (fuzz or {}).get("outcome", {}).get("detail", {}).get("example") or {}
         if example.get("layout", "contiguous") != "contiguous":
             return "contiguous"
         return "wrong" if verdict.kind == "wrong_some" else "fails"
     return "wrong" if verdict.kind == "wrong" else "fails"
+
+
+def column(style: str, group: str) -> str | None:
+    """The chart column a style's cells fill in a group (None: none)."""
+    if group in GRADIENT_GROUPS:
+        if style in TRAINS_VIA:
+            return None  # a bare triton_op or custom_op: no gradient formula, not what a user ships to train
+        return next((col for col, via in TRAINS_VIA.items() if via == style), style)
+    return style
+
+
+def via(style: str, group: str) -> str | None:
+    """The style a column shows in a group, where it is not the column's own."""
+    return TRAINS_VIA.get(style, style) if group in GRADIENT_GROUPS and style in TRAINS_VIA else None
 
 
 @dataclass
@@ -84,14 +113,19 @@ class ChartCell:
 
     def note(self) -> str:
         """Each class's kernels, best first: what the glyph stands on."""
+        shown = via(self.style, self.group)
         if not self.kernels:
-            return "not measured"
+            return (
+                "not measured: no style of the matrix registers autograd on it"
+                if shown is None and self.group in GRADIENT_GROUPS and self.style in TRAINS_VIA
+                else "not measured"
+            )
         parts = []
         for cls in ORDER:
             named = sorted(k for k, c in self.kernels.items() if c == cls)
             if named:
                 parts.append(f"{CLASSES[cls][1]}: {', '.join(named)}")
-        return f"{len(self.kernels)} kernels; " + "; ".join(parts)
+        return (f"as `{shown}`, " if shown else "") + f"{len(self.kernels)} kernels; " + "; ".join(parts)
 
 
 def _classes(
@@ -103,12 +137,15 @@ def _classes(
     group_of = {stage: group for group, stages in GROUPS for stage in stages}
     for c in doc["cells"]:
         a = c["axes"]
-        if a["device"] != device or (styles and a["style"] not in styles) or a["stage"] not in group_of:
+        if a["device"] != device or a["stage"] not in group_of:
+            continue
+        col = column(a["style"], group_of[a["stage"]])
+        if col is None or (styles and col not in styles):
             continue
         cls = cell_class(verdicts[c["id"]], fuzz.get(package_cell_of(c["id"]) or c["id"]))
         if cls is None:
             continue
-        kernels = found.setdefault((a["style"], group_of[a["stage"]]), {})
+        kernels = found.setdefault((col, group_of[a["stage"]]), {})
         kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=ORDER.index)
     return found
 
@@ -184,8 +221,10 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
         f"## Which style survives which stage, measured on {device}",
         "",
         "The tutorial's chart, from this results file: each cell is the worst any kernel showed (its number: "
-        "on how many kernels it was measured; its letter: the note naming each kernel's class). Non-strict export "
-        "for save/load and AOTI (torch.export's default since 2.8); every dtype the stage runs.",
+        "on how many kernels it was measured; its letter: the note naming each kernel's class). Gradient rows: "
+        "`triton_op` as `triton_op` + `register_autograd` (what a user ships to train); no style registers "
+        "autograd on a `custom_op`, so — there. Non-strict export for save/load (torch.export's default since "
+        "2.8); AOTI after each; every dtype the stage runs.",
         "",
         f"{legend(c.worst for c in cells)}; — not measured.",
         "",

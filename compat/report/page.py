@@ -69,6 +69,7 @@ grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:2px 12px} fieldset
 #answer{max-width:1100px} #answer li{margin:3px 0} .none{color:#a0001a;font-weight:600}
 table.plain{border-collapse:collapse;max-width:min(1400px,100%)} table.plain th,table.plain td{border:1px solid #cbd2dc;overflow-wrap:anywhere;
 padding:4px 8px;vertical-align:top;text-align:left} table.plain th{background:#eef1f6}
+table.measured th,table.measured td{overflow-wrap:normal;word-break:keep-all;hyphens:none;padding:3px 5px;font-size:13px}
 details.words{margin:6px 0 0} details.words li{margin:2px 0;max-width:1300px}
 aside#panel{position:fixed;right:16px;bottom:16px;width:min(560px,90vw);max-height:70vh;overflow:auto;
 background:#fff;border:1px solid #8a94a6;border-radius:6px;box-shadow:0 6px 24px rgba(0,0,0,.25);padding:10px 14px;
@@ -512,10 +513,10 @@ def _measured_chart(docs: Docs) -> list[str]:
     out = [
         f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
         f'<p class="meta">Each cell is the worst any kernel showed; its number: on how many kernels it was '
-        f"measured; hover or open the notes for each kernel's class. Non-strict export for save/load and AOTI. "
-        f"{legend}; — not measured.</p>",
+        f"measured; hover or open the notes for each kernel's class. Gradient rows: <code>triton_op</code> with "
+        f"<code>register_autograd</code>. Non-strict export for save/load. {legend}; — not measured.</p>",
         '<table class="plain measured"><thead><tr><th>style</th>'
-        + "".join(f"<th>{_esc(group)}</th>" for group, _ in measured_chart.GROUPS)
+        + "".join(f"<th>{_esc(group).replace(', ', '<br>')}</th>" for group, _ in measured_chart.GROUPS)
         + "</tr></thead><tbody>",
     ]
     notes = []
