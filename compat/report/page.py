@@ -540,8 +540,9 @@ def _measured_chart(docs: Docs) -> list[str]:
     ]
 
 
-def _op_summary(docs: Docs, doc: dict) -> list[str]:
-    """A repository's ops, each alone, stage by stage (compat.report.chart.op_rows), with the chart's glyphs."""
+def _op_summary(docs: Docs, doc: dict, beside: bool = False) -> list[str]:
+    """A repository's ops, each alone, stage by stage (compat.report.chart.op_rows), with the chart's glyphs; each
+    op links its page (`beside`: from a page in the same folder as the op pages)."""
     device = docs.recommend["device"]
     said, rows = measured_chart.op_rows(doc, docs.verdicts, device) if device else ("", [])
     if not rows:
@@ -554,7 +555,7 @@ def _op_summary(docs: Docs, doc: dict) -> list[str]:
         + "</tr></thead><tbody>",
     ]
     out += [
-        f'<tr><th><a href="{_kernel_href(op)}"><code>{_esc(op)}</code></a></th>'
+        f'<tr><th><a href="{f"{op}.html" if beside else _kernel_href(op)}"><code>{_esc(op)}</code></a></th>'
         + "".join(f"<td>{measured_chart.CLASSES[c][0] if c else '—'}</td>" for c in classes)
         + "</tr>"
         for op, classes in rows
@@ -683,7 +684,7 @@ def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
             *(
                 [
                     '<section id="which"><h2>Stage by stage</h2>',
-                    *_op_summary(docs, measured_chart.of_op(doc, kernel)),
+                    *_op_summary(docs, measured_chart.of_op(doc, kernel), beside=True),
                     "</section>",
                 ]
                 if docs.shipped_only

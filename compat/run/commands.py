@@ -34,7 +34,7 @@ from ..matrix.cells import (
     why_not_applicable,
 )
 from ..matrix.strategies import DEFAULT_PROFILE, Example
-from ..report import coverage, page, profile, report, upgrade
+from ..report import coverage, index, page, profile, report, upgrade
 from ..report import describe as described
 from ..report.summary import needs_reason_lines
 from . import runfiles, schedule
@@ -163,11 +163,12 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     return PYTEST_EXIT.get(code, INTERNAL)
 
 
-def render_docs(results_path: str) -> dict[str, str]:
-    """The documentation pages generated from one results file, by file name."""
+def render_docs(results_path: str, out_dir: Path | None = None) -> dict[str, str]:
+    """The documentation pages generated from one results file, by file name; into `out_dir`, linking the version
+    answers and upgrade diffs there, and with its index.html where those are there too (compat.report.index)."""
     doc = results.load(results_path)
     latency = report.latency_markdown(doc, results_path)
-    return {
+    pages = {
         DOCS["md"]: report.markdown(doc, results_path),
         **report.kernel_pages(doc, results_path),
         **({report.LATENCY_PAGE: latency} if latency else {}),
@@ -175,6 +176,16 @@ def render_docs(results_path: str) -> dict[str, str]:
         **page.kernel_html_pages(doc, results_path),
         **({page.LATENCY_HTML: page.latency_page(doc, results_path)} if latency else {}),
     }
+    pages = {name: index.launches_in_code(t) if name.endswith(".md") else t for name, t in pages.items()}
+    if out_dir is None:
+        return pages
+    md, html = (index.elsewhere(out_dir, DOCS[kind]) for kind in ("md", "html"))
+    if md:
+        title, rest = pages[DOCS["md"]].split("\n\n", 1)
+        pages[DOCS["md"]] = f"{title}\n\n{index.markdown_line(md)}\n\n{rest}"
+        pages[DOCS["html"]] = index.with_html_line(pages[DOCS["html"]], html)
+        pages[index.INDEX] = index.index_html(out_dir)
+    return pages
 
 
 def _writable(path: Path, option: str) -> None:
@@ -202,8 +213,8 @@ def _latest_results() -> str:
 
 def _report(args: argparse.Namespace) -> int:
     args.results = args.results or _latest_results()
-    pages = render_docs(args.results)
     out = Path(args.out_dir)
+    pages = render_docs(args.results, out)
     readme = None
     if args.readme:  # checked before anything is written
         try:
@@ -239,10 +250,10 @@ def _diff(args: argparse.Namespace) -> int:
         full = output.with_name(f"{output.stem}.full{output.suffix or '.md'}")
         text, left_out = upgrade.markdown(old, new, args.old, args.new, limit=diff.COMMENT_LIMIT, full_link=full.name)
         if left_out:
-            write_atomic(full, upgrade.markdown(old, new, args.old, args.new)[0])
+            write_atomic(full, index.launches_in_code(upgrade.markdown(old, new, args.old, args.new)[0]))
         elif full.exists():
             full.unlink()  # an earlier, longer diff's listing would no longer match the comment
-        write_atomic(output, text)
+        write_atomic(output, index.launches_in_code(text))
     else:
         text, _ = upgrade.markdown(old, new, args.old, args.new)
     print(text, end="")
@@ -292,8 +303,11 @@ def _versions(args: argparse.Namespace) -> int:
         (VERSION_DOCS["md"], versions.markdown(docs, exp)),
         (VERSION_DOCS["html"], versions.html_page(docs, exp)),
     ):
-        write_atomic(out / name, text)
+        write_atomic(out / name, index.launches_in_code(text) if name.endswith(".md") else text)
         print(out / name)
+    if (out / DOCS["html"]).is_file():  # the support pages are there too: the folder's front page
+        write_atomic(out / index.INDEX, index.index_html(out))
+        print(out / index.INDEX)
     return OK
 
 
@@ -430,7 +444,7 @@ def _describe(args: argparse.Namespace) -> int:
     if args.cell is None:
         out = Path(args.out_dir) / described.AXES_DOC
         _writable(out, "--out-dir")
-        write_atomic(out, described.axes_markdown(kernels))
+        write_atomic(out, index.launches_in_code(described.axes_markdown(kernels)))
         print(out)
         return OK
     cell = split_cell_id(args.cell, "python -m compat describe")

@@ -1,0 +1,84 @@
+"""The ways between a docs folder's page families: the support matrix of one results file (`report`), the answers
+across versions (`versions`), the upgrade diffs (`diff --output` into upgrade/). A link is written only where its page
+is in the folder, so a page written elsewhere links nothing that is not beside it; `index.html` lists them all."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+# (file, what it answers), in the order a reader needs them: which style now, then across versions, then upgrades.
+PAGES = (
+    ("support_matrix.html", "Which style survives which stage (one results file, every cell)"),
+    ("SUPPORT_MATRIX.md", "The same, as Markdown (GitHub)"),
+    ("versions.html", "Across torch and Triton versions: compare any two"),
+    ("VERSIONS.md", "Across versions, as Markdown"),
+    ("latency.html", "First-call and steady latency"),
+)
+UPGRADES = "upgrade"  # the folder of upgrade diffs
+INDEX = "index.html"
+CHART_END = "<details><summary>The kernels behind each cell</summary>"  # compat.report.page's chart, after its table
+
+
+def present(folder: Path) -> list[tuple[str, str]]:
+    """The pages of PAGES in `folder`, and each upgrade diff there (upgrade/<name>.md, sorted), as (link, words)."""
+    found = [(name, words) for name, words in PAGES if (folder / name).is_file()]
+    diffs = sorted((folder / UPGRADES).glob("*.md")) if (folder / UPGRADES).is_dir() else []
+    return found + [(f"{UPGRADES}/{p.name}", f"Upgrade diff: {p.stem}") for p in diffs]
+
+
+def elsewhere(folder: Path, here: str) -> list[tuple[str, str]]:
+    """What a page in `folder` links to: the version answers and the upgrade diffs there (not itself)."""
+    return [
+        (link, words) for link, words in present(folder) if link != here and not link.lower().startswith("support_")
+    ]
+
+
+def markdown_line(links: list[tuple[str, str]]) -> str:
+    return "**Elsewhere in these docs:** " + " · ".join(f"[{words}]({link})" for link, words in links) if links else ""
+
+
+def html_line(links: list[tuple[str, str]]) -> str:
+    items = " · ".join(f'<a href="{html.escape(link)}">{html.escape(words)}</a>' for link, words in links)
+    return f'<p class="meta">Elsewhere in these docs: {items}</p>' if links else ""
+
+
+def with_html_line(page: str, links: list[tuple[str, str]]) -> str:
+    """The support page with its links elsewhere: under the measured chart (the chart keeps its one screen at
+    1000 px), else under the title. The upgrade diffs are one link, to the index that lists them."""
+    kept = [(link, words) for link, words in links if not link.startswith(f"{UPGRADES}/")]
+    if len(kept) < len(links):
+        kept.append((INDEX, "the upgrade diffs"))
+    line = html_line(kept)
+    if CHART_END in page:
+        return page.replace(CHART_END, line + CHART_END, 1)
+    head, rest = page.split("</h1>", 1)
+    return f"{head}</h1>{line}{rest}"
+
+
+def index_html(folder: Path) -> str:
+    items = "".join(
+        f'<li><a href="{html.escape(link)}">{html.escape(words)}</a></li>' for link, words in present(folder)
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>triton-export-compat docs</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>'
+        "<h1>triton-export-compat: the measured answers</h1>"
+        "<p>Which way of wrapping a Triton kernel survives which PyTorch stage, measured; then how the answers move "
+        f"across versions and what an upgrade changes.</p><ul>{items}</ul></body></html>\n"
+    )
+
+
+# A launch written in prose (`kernel[grid](...)`) that Markdown would render as a link named "grid".
+LAUNCH = re.compile(r"[\w.]+(?:\([^()\s`]*\))?\[grid\]\([^()\s`]*\)")
+
+
+def launches_in_code(markdown: str) -> str:
+    """Markdown with every launch outside a code span put in one (GitHub renders `kernel[grid](...)` as a link)."""
+    lines = []
+    for line in markdown.split("\n"):
+        parts = line.split("`")
+        parts[::2] = [LAUNCH.sub(lambda m: f"`{m.group(0)}`", p) for p in parts[::2]]
+        lines.append("`".join(parts))
+    return "\n".join(lines)

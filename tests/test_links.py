@@ -1,0 +1,68 @@
+"""The committed pages link only what exists: every relative link of the generated HTML and Markdown resolves, and a
+launch written in prose (`kernel[grid](...)`) sits in a code span, where GitHub does not render it as a link."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compat.report.index import launches_in_code
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [
+    ROOT / "README.md",
+    *ROOT.glob("docs/**/*.md"),
+    *ROOT.glob("examples/*/README.md"),
+    *ROOT.glob("examples/*/docs/**/*.md"),
+]
+HTML = [*ROOT.glob("docs/**/*.html"), *ROOT.glob("examples/*/docs/**/*.html")]
+HREF = re.compile(r"""(?:href|src)=["']([^"'#?]+)""")
+MD_LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")  # a link's destination: no space, then its parenthesis
+
+
+def _prose(path: Path):
+    """Each line's text outside code spans and fenced blocks."""
+    fenced = False
+    for line in path.read_text().split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield "".join(line.split("`")[::2])
+
+
+def _relative(link: str) -> bool:
+    return not re.match(r"[a-z][a-z0-9+.-]*:", link) and not link.startswith("//")
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_markdown_page_links_only_what_exists_and_no_launch_renders_as_a_link(path):
+    for text in _prose(path):
+        assert "[grid](" not in text, f"{path}: a launch outside a code span: {text[:200]}"
+        for link in MD_LINK.findall(text):
+            if _relative(link):
+                assert (path.parent / link).exists(), f"{path}: {link} does not exist"
+
+
+@pytest.mark.parametrize("path", HTML, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_of_a_generated_html_page_resolves(path):
+    for link in HREF.findall(path.read_text()):
+        if _relative(link):
+            assert (path.parent / link).exists(), f"{path}: {link} does not exist"
+
+
+def test_a_launch_in_prose_goes_into_a_code_span_and_one_in_a_span_stays():
+    assert launches_in_code("launch kernel[grid](...) or `wrap_triton(k)[grid](...)`") == (
+        "launch `kernel[grid](...)` or `wrap_triton(k)[grid](...)`"
+    )
+    assert launches_in_code("wrap_triton(kernel)[grid](...) inside") == "`wrap_triton(kernel)[grid](...)` inside"
+
+
+def test_the_support_pages_link_the_version_answers_and_the_upgrade_diffs():
+    md = (ROOT / "docs" / "SUPPORT_MATRIX.md").read_text()
+    html = (ROOT / "docs" / "support_matrix.html").read_text()
+    index = (ROOT / "docs" / "index.html").read_text()
+    for page in (md, html, index):
+        assert "VERSIONS.md" in page and "versions.html" in page
+    assert "upgrade/" in md and "upgrade/" in index and 'href="index.html">the upgrade diffs' in html
+    assert "support_matrix.html" in index
