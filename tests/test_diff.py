@@ -315,3 +315,15 @@ def test_a_group_lists_a_few_ids_and_says_when_it_touches_only_the_interpreter_o
     assert "only the torch build changed (`+cpu` → `+cu130`)" in heading
     assert "`silu-raw_jit-eager-bfloat16-cpu_interpret`, `silu-triton_op-eager-bfloat16-cpu_interpret`" in md
     assert "<details>" not in md
+
+
+def test_a_diff_flags_a_triton_change_and_counts_the_cells_each_side_knows_nothing_of():
+    from .docs_fixtures import ENV
+
+    a = doc([cell("eager", "passed"), cell("compile_inductor", "skipped")], env={**ENV, "triton": "3.7.1"})
+    b = doc([cell("eager", "passed"), cell("compile_inductor", "passed")], env={**ENV, "triton": "3.8.0"})
+    md, _ = upgrade.markdown(a, b, "a.json", "b.json")
+    assert "**Another Triton:** 3.7.1 before, 3.8.0 after" in md
+    assert "Unknown: 1 cells before and 0 after were not run there" in md
+    same, _ = upgrade.markdown(b, b, "b.json", "b.json")
+    assert "Another Triton" not in same and "Unknown:" not in same

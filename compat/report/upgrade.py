@@ -154,6 +154,13 @@ def markdown(
             f"apart, under host effects.",
             "",
         ]
+    triton = [d["environment"]["triton"] for d in (old_doc, new_doc)]
+    if triton[0] != triton[1]:
+        head += [
+            f"> **Another Triton:** {triton[0]} before, {triton[1]} after. A change may come from Triton as well as "
+            f"torch.",
+            "",
+        ]
     if _flavour(old_doc) != _flavour(new_doc):
         head += [
             f"> **Another torch build:** `+{_flavour(old_doc) or 'none'}` before, `+{_flavour(new_doc) or 'none'}` "
@@ -165,6 +172,7 @@ def markdown(
         f"- after: {_env(new_doc, new_name)}",
         "",
         f"{verdict} {counts or 'Nothing changed.'}",
+        *unknown(old_doc, new_doc),
     ]
     counted = {
         "not_run": "cells ran on one side only (skipped on the other, for example CUDA cells on a machine "
@@ -193,6 +201,19 @@ def markdown(
         _section(out, groups, "###", full_link, build)
     _latency_section(out, old_doc, new_doc)
     return "\n".join(out.lines).rstrip() + "\n", out.left_out
+
+
+def unknown(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> list[str]:
+    """How many cells each side knows nothing of (skipped there: a run without a GPU knows nothing of its CUDA
+    cells), so a verdict is read as covering only the cells both sides ran."""
+    skipped = [sum(c["outcome"]["kind"] == "skipped" for c in d["cells"]) for d in (old_doc, new_doc)]
+    if not any(skipped):
+        return []
+    return [
+        "",
+        f"Unknown: {skipped[0]} cells before and {skipped[1]} after were not run there (skipped: a run without a "
+        f"GPU knows nothing of its CUDA cells); the verdict covers only the cells both sides ran.",
+    ]
 
 
 def _latency_section(out: _Budget, old_doc: dict[str, Any], new_doc: dict[str, Any]) -> None:
