@@ -42,6 +42,11 @@ CAPABILITIES = (
         "dynamic", "dynamic shapes under torch.compile (no recompile on a new batch)", stages=("compile_dynamic",)
     ),
     Capability("gradients", "gradients under torch.compile", stages=("compile_backward",)),
+    Capability(
+        "dynamic_gradients",
+        "gradients under torch.compile with dynamic shapes (both at once: compile_dynamic_backward)",
+        stages=("compile_dynamic_backward",),
+    ),
     Capability("flops", "FLOP counting (FlopCounterMode)", stages=("flop_count",)),
     Capability("opcheck", "torch.library.opcheck passes", stages=("opcheck",)),
     Capability("export_strict", "torch.export, strict=True", stages=("export_strict",)),
@@ -57,7 +62,7 @@ BY_KEY = {c.key: c for c in CAPABILITIES}
 # Goals the Markdown answers in a table: (question, capabilities).
 GOALS = (
     ("inference under torch.compile", ("compile",)),
-    ("torch.compile with dynamic shapes and gradients", ("compile", "dynamic", "gradients")),
+    ("torch.compile with dynamic shapes and gradients", ("compile", "dynamic", "gradients", "dynamic_gradients")),
     ("non-strict export, packaged with AOTInductor", ("export_nonstrict", "aoti")),
     ("non-strict export, AOTInductor and gradients under compile", ("export_nonstrict", "aoti", "gradients")),
     ("export (either mode), save/load and AOTInductor", ("save_load", "aoti")),
