@@ -50,10 +50,7 @@ LISTED = 5  # a change of this many cells or fewer lists their ids; more fold be
 
 
 def _cells(cells: list[str], room: int) -> str:
-    """The folded cells as one table cell: the ids themselves (a few), or a fold of as many ids as fit in `room`
-    bytes."""
-    if len(cells) <= LISTED and sum(len(c) + 4 for c in cells) <= room:
-        return ", ".join(f"`{c}`" for c in cells)
+    """The folded cells' ids, as many as fit in `room` bytes, in code spans."""
     shown, size = [], 0
     for cell in cells:
         size += len(cell) + 4
@@ -61,7 +58,7 @@ def _cells(cells: list[str], room: int) -> str:
             break
         shown.append(f"`{cell}`")
     more = f", … {len(cells) - len(shown)} more" if len(shown) < len(cells) else ""
-    return f"<details><summary>{len(cells)} cells</summary>{', '.join(shown)}{more}</details>"
+    return ", ".join(shown) + more
 
 
 def _why(change: Change) -> str:
@@ -99,18 +96,22 @@ def _section(
             f"{'change' if len(folded) == 1 else 'changes'}){_scope(rows, build)}"
         )
         out.add("")
-        out.add("| cells | before | after | why, and what instead |")
-        out.add("|---|---|---|---|")
+        # A list, not a table: a cell id, an error's dotted name or a path cannot wrap, and a table of them widened
+        # past GitHub's 948 px column; each change's cells fold below it.
         reserve = 200  # room for this group's "more" line and the next group's heading
         for i, (c, cells) in enumerate(folded):
-            rest = f" | {c.before.replace('|', '/')} | {c.after.replace('|', '/')} | {_why(c)} |"
-            room = min(CELLS_CHARS, out.chars - len(rest.encode()) - reserve)
-            row = f"| {_cells(cells, room)}{rest}"
-            if room < 100 or not out.add(row):
+            row = f"- **{len(cells)} {'cell' if len(cells) == 1 else 'cells'}**: {c.before} → {c.after}. {_why(c)}"
+            ids = (
+                f"  {_cells(cells, CELLS_CHARS)}"
+                if len(cells) <= LISTED
+                else f"  <details><summary>{len(cells)} cells</summary>{_cells(cells, CELLS_CHARS)}</details>"
+            )
+            if out.chars - len(row.encode()) - len(ids.encode()) < reserve or not out.add(row):
                 more = sum(len(cells) for _, cells in folded[i:])
                 out.left_out += more
-                out.add(f"| … {more} more cells | {'in [the full diff](' + full_link + ')' if full_link else ''} | | |")
+                out.add(f"- … {more} more cells" + (f" in [the full diff]({full_link})" if full_link else ""))
                 break
+            out.add(ids)
 
 
 def _flavour(doc: dict[str, Any]) -> str:
