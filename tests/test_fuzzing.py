@@ -204,3 +204,23 @@ def test_a_finding_that_needs_earlier_calls_keeps_them_and_they_show_it_again():
         CELL, [("artifact", reference)], reference, False, "ci", example, known={"calls": calls, "calls_only": True}
     )
     assert made.kind == "passed" and made.detail["calls"] == [Example.from_json(c).to_json() for c in calls]
+
+
+@pytest.mark.slow
+def test_a_sequence_reproducer_makes_its_calls_then_judges_its_example_in_one_command():
+    import subprocess
+    import sys
+
+    from compat.evidence.findings import sequence_json
+
+    calls = [
+        ("eager", Example((8,), "contiguous", 0, 1.0, "mixed")),
+        ("eager", Example((16,), "sliced", 1, 1.0, "mixed")),
+    ]
+    ex = Example((33,), "contiguous", 4, 1.0, "mixed").to_json()
+    cmd = [sys.executable, "-m", "compat", "fuzz", "silu-raw_jit-eager-float32-cpu_interpret", "--example", ex]
+    done = subprocess.run([*cmd, "--after", sequence_json(calls)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.rstrip().endswith(": passed"), done.stdout + done.stderr
+    outcome = json.loads(done.stdout.rstrip().rsplit("\n", 1)[0])
+    made = [Example.from_json(c).shape for c in outcome["detail"]["calls"]]
+    assert made == [(8,), (16,), (33,)]  # the sequence's calls, then the example judged
