@@ -308,3 +308,22 @@ def test_gradient_rows_chart_triton_op_through_register_autograd_and_no_bare_op(
     assert column("autograd_function", "compile, grads") == "autograd_function"
     assert ChartCell("triton_op", "compile, grads", {"silu": "verified"}).note().startswith("as `register_autograd`")
     assert "no style of the matrix registers autograd" in ChartCell("custom_op", "compile, grads", {}).note()
+
+
+def test_a_pass_whose_kernel_was_never_fuzzed_on_the_device_says_why_it_is_not_verified():
+    from compat.report.chart import never_fuzzed
+
+    def record(cell_id, kind):
+        axes = dict(zip(("kernel", "style", "stage", "dtype", "device"), cell_id.split("-"), strict=True))
+        return {"id": cell_id, "axes": axes, "outcome": {"kind": kind, "detail": {}}}
+
+    doc = {
+        "cells": [
+            record("matmul-raw_jit-eager-float32-cuda", "passed"),
+            record("silu-raw_jit-eager-float32-cuda", "passed"),
+        ],
+        "fuzz": [record("silu-raw_jit-eager-float32-cuda", "passed")],
+    }
+    said = never_fuzzed(doc, "cuda")
+    assert "`matmul` (raw_jit)" in said and "silu" not in said and "no record, not a failure" in said
+    assert never_fuzzed({**doc, "cells": doc["cells"][1:]}, "cuda") == ""

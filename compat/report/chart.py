@@ -156,6 +156,28 @@ def chart(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> lis
     return [ChartCell(style, group, found.get((style, group), {})) for style, _ in CANONICAL for group, _ in GROUPS]
 
 
+def never_fuzzed(doc: dict[str, Any], device: str) -> str:
+    """The sentence that says why a pass is not fuzz-verified where no fuzz test of its kernel and canonical style ran
+    on `device` at all (none was selected in the runs behind the file: no record, not a failure); "" if none."""
+    fuzzed = {(f["axes"]["kernel"], f["axes"]["style"]) for f in doc.get("fuzz") or [] if f["axes"]["device"] == device}
+    passed: dict[str, set[str]] = {}
+    for c in doc["cells"]:
+        a = c["axes"]
+        if a["device"] == device and a["style"] in dict(CANONICAL) and c["outcome"]["kind"] == "passed":
+            if (a["kernel"], a["style"]) not in fuzzed:
+                passed.setdefault(a["kernel"], set()).add(a["style"])
+    if not passed:
+        return ""
+    named = "; ".join(
+        f"`{k}` ({'every style' if len(v) == len(CANONICAL) else ', '.join(sorted(v))})"
+        for k, v in sorted(passed.items())
+    )
+    return (
+        f"Not fuzzed on {device} in these results, so ☑️ at best: {named}. No fuzz test of theirs ran here (the runs "
+        f"behind this file did not select them): no record, not a failure."
+    )
+
+
 def of_op(doc: dict[str, Any], op: str) -> dict[str, Any]:
     """The results of one op (kernel) alone: its cells and its fuzz tests."""
     return {
@@ -213,7 +235,7 @@ def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -
     return out
 
 
-def markdown(cells: list[ChartCell], device: str) -> list[str]:
+def markdown(cells: list[ChartCell], device: str, never_fuzzed_line: str = "") -> list[str]:
     """The chart as the first table of a page (a stage group a row, a style a column: it fits GitHub's column), its
     notes lettered below it."""
     by_key = {(c.style, c.group): c for c in cells}
@@ -243,7 +265,7 @@ def markdown(cells: list[ChartCell], device: str) -> list[str]:
             notes.append(f"{letter}. {group}, {label}: {cell.note()}.")
             row.append(f"{CLASSES[cell.worst][0]} {len(cell.kernels)}<sup>{letter}</sup>")
         out.append(f"| {group} | " + " | ".join(row) + " |")
-    return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), ""]
+    return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), "", *filter(None, [never_fuzzed_line]), ""]
 
 
 def legend(shown) -> str:

@@ -532,8 +532,10 @@ def _measured_chart(docs: Docs) -> list[str]:
                 f'<td title="{_esc(cell.note())}">{measured_chart.CLASSES[cell.worst][0]} {len(cell.kernels)}</td>'
             )
         out.append("<tr>" + "".join(row) + "</tr>")
+    never = measured_chart.never_fuzzed(docs.doc, device)
     return out + [
         "</tbody></table>",
+        *([f'<p class="meta">{_inline(never)}</p>'] if never else []),
         "<details><summary>The kernels behind each cell</summary><ul>",
         *notes,
         "</ul></details></section>",

@@ -513,7 +513,7 @@ def markdown(doc: dict[str, Any], source: str) -> str:
     device = docs.recommend["device"]
     cells = measured_chart.chart(doc, docs.verdicts, device) if device else []
     if any(c.kernels for c in cells):
-        out += measured_chart.markdown(cells, device)
+        out += measured_chart.markdown(cells, device, measured_chart.never_fuzzed(doc, device))
     elif device:  # a repository of its own ops runs no canonical style: each op alone, stage by stage
         summary = measured_chart.op_summary(doc, docs.verdicts, device)
         out += ["## Each op, stage by stage", "", *summary] if summary else []
