@@ -114,7 +114,7 @@ def test_silent_wrong_values_have_their_own_mark_and_cause_never_a_clean_errors(
         ("b.json", _run("2.10.0", CPU_ENV, [cell("eager", "failed", device="cpu", error="E", message="refused")])),
     ]
     md = versions.markdown(runs)
-    assert "| `raw_jit` · `eager` | ⚠C | ✗C |" in md
+    assert "| `raw_jit` · `eager` | ≠C | ✗C |" in md  # ≠: wrong values, as in the chart and the grids
     entry = versions.collect(runs)[("raw_jit", "eager", "cpu")]["2.9"]
     assert entry.state == "wrong values" and entry.causes == {"no error, values beyond tolerance"}
     page = versions.html_page(runs)
@@ -150,3 +150,16 @@ def test_the_charts_rows_are_quoted_verbatim_and_only_real_disagreements_listed(
         )
     )
     assert row[2] == "No" and "from C++ No: 0 of 1 cells work (the chart holds without Python)" in row[3]
+
+
+def test_the_versions_page_says_in_words_which_versions_a_gpu_measured():
+    import gzip
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    gpu = json.load(gzip.open(root / "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"))
+    cpu = json.load(gzip.open(root / "results/torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"))
+    said = versions.gpu_evidence([("g", gpu), ("c", cpu)])
+    assert said.startswith("**GPU evidence:** torch 2.11.0+cu130 on NVIDIA H100 80GB HBM3 only")
+    assert "none" in versions.gpu_evidence([("c", cpu)])

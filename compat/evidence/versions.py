@@ -31,9 +31,9 @@ STATE_MARK = {
     "works": "✓",
     "partly": "◐",
     "fails": "✗",
-    "fails on some inputs": "≠",
-    "wrong values": "⚠",
-}  # in every font, emoji or not
+    "fails on some inputs": "⚠",
+    "wrong values": "≠",
+}  # in every font, emoji or not; ≠ is wrong values here as in the chart and the grids, ⚠ "on some generated inputs"
 
 # The tutorial's chart ("user-defined Triton kernels with torch.compile", ../shared/seeds/001), its rows quoted
 # verbatim: per row, the stages that test it (on a GPU, where the tutorial runs; every compile stage here uses
@@ -257,6 +257,18 @@ def _changes(entries: dict[str, Entry]) -> bool:
     return len({(e.state, frozenset(e.causes)) for e in entries.values()}) > 1
 
 
+def gpu_evidence(docs: list[tuple[str, dict[str, Any]]]) -> str:
+    """Which versions a GPU measured, in words: a CUDA cell of any other version is known from nowhere here."""
+    gpu = sorted(
+        {(d["environment"]["torch"], g["name"]) for _, d in docs for g in d["environment"].get("gpus") or []},
+        key=lambda tg: Version(tg[0].partition("+")[0]),
+    )
+    if not gpu:
+        return "**GPU evidence:** none; every version here was measured on a CPU alone (no CUDA cell is known)."
+    said = ", ".join(f"torch {t} on {name}" for t, name in gpu)
+    return f"**GPU evidence:** {said} only; every other version was measured on a CPU alone (its CUDA cells unknown)."
+
+
 def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
     table = collect(docs, expectations)
     out = [
@@ -266,10 +278,12 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
         + ", ".join(f"`{p}`" for p, _ in docs)
         + ".",
         "",
+        gpu_evidence(docs),
+        "",
         "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
-        "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ≠ passes on the model but the fuzz "
-        "tests found wrong values or an error on some generated inputs, ⚠ wrong values on the model's own inputs "
-        "with no error (silent). The letter says how it is known: G measured on a GPU, C "
+        "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ⚠ passes on the model but the fuzz "
+        "tests found wrong values or an error on some generated inputs, ≠ wrong values on the model's own inputs "
+        "with no error (silent), as ≠ means in the support matrix. The letter says how it is known: G measured on a GPU, C "
         "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
         "with the same device.",
         "",
@@ -362,8 +376,8 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
         f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
         "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
         + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs)
-        + ". ✓ works, ◐ partly, ✗ fails, ≠ wrong values "
-        "or an error on some generated inputs (fuzz), ⚠ wrong values on the model's own inputs, silently; G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
+        + ". ✓ works, ◐ partly, ✗ fails, ⚠ wrong values "
+        "or an error on some generated inputs (fuzz), ≠ wrong values on the model's own inputs, silently; G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
         "counts and causes.</p></header>",
     ]
     disagree = chart_rows(table)
