@@ -209,3 +209,11 @@ def test_imports_inside_functions_are_few_and_each_says_why():
     assert len(found) <= MAX_FUNCTION_IMPORTS, f"{len(found)} imports inside functions; at most {MAX_FUNCTION_IMPORTS}"
     silent = [f"{path}:{line}" for path, line, why in found if not why]
     assert not silent, f"imports inside functions without a reason (a comment on or just above the line): {silent}"
+
+
+def test_the_tests_readme_names_every_test_module():
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    said = (here / "README.md").read_text()
+    assert [p.name for p in sorted(here.glob("test_*.py")) if f"`{p.name}`" not in said] == []
