@@ -104,7 +104,7 @@ def test_a_recorded_example_is_replayed_first_so_a_known_finding_is_found_every_
         return out + 1 if tuple(x.shape) == rare.shape and x.stride() == (1, 7) else out
 
     assert run(wrong_on_rare).kind == "passed"  # the profile alone does not draw it
-    replayed = {"replay": [rare.to_json()]}
+    replayed = {"pins": [{"example": rare.to_json()}]}  # a row that recorded its example: replayed first
     outcome = fuzz(CELL, [("artifact", wrong_on_rare)], reference, exported=False, profile="ci", known=replayed)
     assert outcome.kind == "mismatch" and tuple(outcome.detail["example"]["shape"]) == rare.shape
 

@@ -420,9 +420,9 @@ def fuzz(
     `known["pins"]`: the findings the cell's row pins (compat.evidence.findings.pins), their examples replayed first
     in every run; a difference one of them explains is counted, any other is a new finding. After a new finding the
     search runs again with it pinned, for up to MAX_NEW_FINDINGS distinct ones, so one accept records them all.
-    `known["replay"]`: examples (JSON) replayed first of all, pinning nothing. `known["calls"]`: examples (JSON) run
-    through the artifacts before anything else, their differences not judged: the calls of a sequence that a finding
-    needs; with `known["calls_only"]` the test makes only those (a stage of the sequence before the finding's).
+    `known["calls"]`: examples (JSON) run through the artifacts before anything else, their differences not judged:
+    the calls of a sequence that a finding needs; with `known["calls_only"]` the test makes only those (a stage of
+    the sequence before the finding's).
     `check`: what one example must show (`_check` the outputs, `_check_gradients` the gradients of a stage that
     trains). The outcome's detail keeps the calls made (`calls`: up to the first new finding)."""
     kernel, budget = KERNELS[cell.kernel], DEVICES[cell.device].fuzz_elements
@@ -442,7 +442,7 @@ def fuzz(
         if example is not None:
             return functools.partial(prop, Example.from_json(example))
         test = given(ex=kernel_examples(kernel, cell.dtype, exported, budget))(prop)
-        first = [*map(Example.from_json, known.get("replay", ())), *(p.example for p in pins if not p.sequence)]
+        first = [p.example for p in pins if not p.sequence]
         for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *reversed(first)]:
             test = explicit(ex=ex)(test)  # explicit examples run in reverse order of decoration: known ones first
         chosen = profile_settings(profile)

@@ -281,12 +281,9 @@ class RunSession:
 
     # ---- fuzz tests ----
 
-    def fuzz_known(self, cell: Cell, stages: list[str], replay: list[str] = ()) -> dict[str, dict]:
-        """Per stage: the findings its row pins, and examples to replay first (compat.child.fuzz.fuzz)."""
-        return {
-            st: {"pins": self.pinned.get(dataclasses.replace(cell, stage=st).id, []), "replay": list(replay)}
-            for st in stages
-        }
+    def fuzz_known(self, cell: Cell, stages: list[str]) -> dict[str, dict]:
+        """Per stage: the findings its row pins (compat.child.fuzz.fuzz)."""
+        return {st: {"pins": self.pinned.get(dataclasses.replace(cell, stage=st).id, [])} for st in stages}
 
     def fuzz_outcome(self, cell: Cell) -> Outcome:
         """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
@@ -313,10 +310,9 @@ class RunSession:
         finding.detail.pop("calls", None)  # the child's own trace: the sequence a finding needs is in its record
         return finding
 
-    def _alone(self, cell: Cell, also: list[str] = ()) -> Outcome:
-        """The stage fuzzed in a fresh process of its own, `also` (examples, as JSON) replayed first."""
-        known = self.fuzz_known(cell, [cell.stage], also)
-        task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=known)
+    def _alone(self, cell: Cell) -> Outcome:
+        """The stage fuzzed in a fresh process of its own."""
+        task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=self.fuzz_known(cell, [cell.stage]))
         return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(
             cell.stage, among=("export", cell.stage)
         )
