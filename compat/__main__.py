@@ -11,6 +11,7 @@ and AOTInductor, and do they still match eager? Run the matrix, gate it on its e
                                      --compat-cells, then merge their results)
   cells [--kernels K ...]            the cell ids a run of that selection would run, one per line
   merge OUT.json RESULTS.json...     one results file from partial runs (shards, runs cut short)
+  regrade RESULTS.json...            each record judged again by today's code against the expectations file
   versions RESULTS.json...           the support matrix across torch versions, from one results file per version
   fuzz CELL --example JSON           rerun one generated example (the command a failing fuzz test prints)
   coverage NAMESPACE...              the torch.library ops registered under namespaces, and which are declared
@@ -148,6 +149,15 @@ def parser(prog: str) -> argparse.ArgumentParser:
     mer.add_argument(
         "--expectations", metavar="PATH", help="the expectations to recompute verdicts against (default: as for accept)"
     )
+    reg = sub.add_parser(
+        "regrade",
+        help="judge results files again with today's code against the expectations file",
+        description="Each record's verdict recomputed from what it observed (compat.evidence.gate): the check that a "
+        "change of judgement or of expectations leaves committed evidence as expected. Exit 1 where a record's "
+        "verdict is not as expected or holds what today's judgement does not read.",
+    )
+    reg.add_argument("results", nargs="+", metavar="RESULTS.json", help="results files (committed evidence)")
+    reg.add_argument("--expectations", metavar="PATH", help="the expectations to judge against (default: as accept)")
     ver = sub.add_parser(
         "versions",
         help="the support matrix across torch versions (Markdown and HTML)",

@@ -58,7 +58,7 @@ def test_every_entry_has_a_key_of_its_own():
 def test_the_expectations_file_names_catalogue_entries_and_stays_small():
     """A row refers to its entry by key: a reviewer reads an upgrade's accepted rows, not copies of the catalogue."""
     text = (ROOT / "expectations.yaml").read_text()
-    assert len(text.encode()) <= 1_000_000
+    assert len(text.encode()) <= 1_100_000  # every committed version's rows, the fuzz findings of old versions too
     exp = Expectations.load(ROOT / "expectations.yaml")
     keyed = [k for k in KNOWN if k.key]
     copies = [

@@ -143,7 +143,7 @@ def test_the_doctor_names_a_missing_toolchain_and_exits_1(tmp_path):
 
 
 def test_an_environment_failure_is_never_accepted_as_an_expectation(tmp_path):
-    from compat.evidence.expectations import verdict
+    from compat.evidence.gate import judge
 
     failed = Outcome(
         "failed",
@@ -151,5 +151,5 @@ def test_an_environment_failure_is_never_accepted_as_an_expectation(tmp_path):
         "ld: cannot find -ltorch",
         detail={"environment_failure": "the C++ runner could not be built against this torch"},
     )
-    complaint = verdict("silu-triton_op-aoti_cpp_strict-float32-cuda", None, failed, None, tmp_path / "e.yaml")
+    complaint = judge("silu-triton_op-aoti_cpp_strict-float32-cuda", None, failed, None, tmp_path / "e.yaml").complaint
     assert complaint and "the environment failed, not the wrapping style" in complaint

@@ -21,8 +21,8 @@ from compat.evidence.expectations import (
     dump,
     measured_on,
     resolve,
-    verdict,
 )
+from compat.evidence.gate import agrees, judge
 from compat.evidence.outcomes import Outcome
 
 CELL = "silu-raw_jit-export_nonstrict-bfloat16-cuda"
@@ -96,22 +96,22 @@ def test_host_selector(tmp_path):
 
 def test_agreement_needs_type_and_message(tmp_path):
     row = load(tmp_path, {CELL: [FAILS]}).lookup(CELL, GPU)
-    assert row.agrees(DATA_POINTER)
-    assert not row.agrees(Outcome("failed", "ValueError", DATA_POINTER.message))
-    assert not row.agrees(Outcome("failed", "RuntimeError", "Raw Triton kernel calls are not supported"))
-    assert not row.agrees(Outcome("passed"))
+    assert agrees(row, DATA_POINTER)
+    assert not agrees(row, Outcome("failed", "ValueError", DATA_POINTER.message))
+    assert not agrees(row, Outcome("failed", "RuntimeError", "Raw Triton kernel calls are not supported"))
+    assert not agrees(row, Outcome("passed"))
 
 
 def test_verdicts_name_expected_observed_and_how_to_record(tmp_path):
     exp = load(tmp_path, {CELL: [FAILS]})
     row = exp.lookup(CELL, GPU)
-    assert verdict(CELL, row, DATA_POINTER, GPU, exp.path) is None
-    strict = verdict(CELL, row, Outcome("passed"), GPU, exp.path)
+    assert judge(CELL, row, DATA_POINTER, GPU, exp.path).complaint is None
+    strict = judge(CELL, row, Outcome("passed"), GPU, exp.path).complaint
     assert "expected failure now passes (strict)" in strict and "--compat-accept" in strict
     assert f"cells.{CELL}[0]" in strict
-    changed = verdict(CELL, row, Outcome("crashed", "SIGSEGV", "killed"), GPU, exp.path)
+    changed = judge(CELL, row, Outcome("crashed", "SIGSEGV", "killed"), GPU, exp.path).complaint
     assert "outcome changed" in changed and "crashed SIGSEGV" in changed
-    missing = verdict(CELL, None, Outcome("passed"), GPU, exp.path)
+    missing = judge(CELL, None, Outcome("passed"), GPU, exp.path).complaint
     assert "no expectation for torch 2.11.0+cu130, triton 3.6.0, host gpu" in missing
 
 
@@ -183,7 +183,7 @@ def test_accept_replaces_a_row_of_the_same_range_and_proposes_a_match(tmp_path):
     )
     accept(exp, {CELL: observed}, GPU, MEASURED["measured"])
     (row,) = Expectations.load(exp.path).rows[("cells", CELL)]
-    assert row.agrees(observed)
+    assert agrees(row, observed)
     assert row.row["match"] == r"0 active drivers \(\[\]\)\." and row.row["reason"] == UNEXPLAINED
 
 
@@ -281,8 +281,8 @@ FUZZ_ROW = {
 def test_a_fuzz_cell_without_rows_must_pass_and_a_failure_says_how_to_reproduce_it(tmp_path):
     exp = load(tmp_path, {})
     assert exp.lookup(FUZZ_CELL, GPU, "fuzz") is None
-    assert verdict(FUZZ_CELL, None, Outcome("passed"), GPU, exp.path, "fuzz") is None
-    complaint = verdict(FUZZ_CELL, None, MISMATCH, GPU, exp.path, "fuzz")
+    assert judge(FUZZ_CELL, None, Outcome("passed"), GPU, exp.path, "fuzz").complaint is None
+    complaint = judge(FUZZ_CELL, None, MISMATCH, GPU, exp.path, "fuzz").complaint
     assert "does not compute eager's function" in complaint and "reproduce: python -m compat fuzz" in complaint
     assert f"fuzz.{FUZZ_CELL}" in complaint
 
@@ -293,8 +293,11 @@ def test_a_recorded_fuzz_finding_is_expected_and_fails_the_gate_once_fixed(tmp_p
     exp = Expectations.load(path)
     row = exp.lookup(FUZZ_CELL, GPU, "fuzz")
     assert row.where == "fuzz.silu-raw_jit-export_strict-*-cuda[0]" and exp.lookup(FUZZ_CELL, GPU) is None
-    assert verdict(FUZZ_CELL, row, MISMATCH, GPU, exp.path, "fuzz") is None
-    assert "expected failure now passes (strict)" in verdict(FUZZ_CELL, row, Outcome("passed"), GPU, exp.path, "fuzz")
+    assert judge(FUZZ_CELL, row, MISMATCH, GPU, exp.path, "fuzz").complaint is None
+    assert (
+        "expected failure now passes (strict)"
+        in judge(FUZZ_CELL, row, Outcome("passed"), GPU, exp.path, "fuzz").complaint
+    )
 
 
 def test_a_malformed_fuzz_section_names_the_problem(tmp_path):
@@ -405,7 +408,7 @@ def test_a_row_names_its_catalogue_entry_and_is_read_with_its_words(tmp_path):
     text = dump({"cells": {CELL: [row]}})  # a row that copies an entry's words is written with its key
     assert "known: raw_launch_data_ptr" in text and "FakeTensors" not in text
     (path := tmp_path / "e.yaml").write_text(text)
-    assert Expectations.load(path).lookup(CELL, GPU).agrees(DATA_POINTER)
+    assert agrees(Expectations.load(path).lookup(CELL, GPU), DATA_POINTER)
 
 
 @pytest.mark.parametrize(
@@ -424,7 +427,7 @@ def test_a_wrong_catalogue_key_is_named(tmp_path, change, fragment):
 
 def test_schema_1_is_still_read(tmp_path):
     exp = Expectations.load(write_as_is(tmp_path, {CELL: [FAILS]}, schema=1))
-    assert exp.lookup(CELL, GPU).agrees(DATA_POINTER)
+    assert agrees(exp.lookup(CELL, GPU), DATA_POINTER)
 
 
 def test_an_upgrade_that_changes_no_outcome_is_a_diff_of_a_few_screens(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from compat.matrix.cells import matrix, parse_cell_id
 from compat.matrix.stages import STAGES
-from compat.matrix.tiers import TIERS, in_tier, missed
+from compat.matrix.tiers import TIERS, in_tier, missed, select
 from compat.run.options import OPTIONS
 
 
@@ -86,3 +86,13 @@ def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_ev
         "axpy_inplace-autotune_triton_op-compile_dynamic-cuda",
         "silu_out-custom_op-aoti_strict-cuda",
     ]
+
+
+def test_the_sample_holds_each_kernel_style_stage_and_device_at_least_once_in_few_cells():
+    cells = matrix({"device": ["cuda"]})
+    sample = select(cells, "sample")
+    for axis in ("kernel", "style", "stage", "device"):
+        assert {getattr(c, axis) for c in sample} == {getattr(c, axis) for c in cells}, axis
+    assert len(sample) <= 60 and all(c.dtype == "float32" for c in sample)
+    assert [c.id for c in select(cells, "sample")] == [c.id for c in sample]  # the same on every machine
+    assert select(cells, "quick") == [c for c in cells if in_tier(c, "quick")]

@@ -275,13 +275,14 @@ class Pin:
     seen: dict[tuple, Finding] = field(default_factory=dict)  # each signature it explained, at its worst error
     first: tuple[Exception, Example] | None = None  # the first observation it explained
 
+    gpu: str | None = None  # a row recorded before findings were pinned: the one GPU it was measured on, if one
+
     @classmethod
     def of(cls, spec: dict[str, Any]) -> "Pin":
         example = Example.from_json(spec["example"])
-        recorded = "output" in spec
-        return cls(
-            example, [Finding(**spec)] if recorded else [], replayed=not recorded, sequence=bool(spec.get("after"))
-        )
+        if "output" in spec:
+            return cls(example, [Finding(**spec)], sequence=bool(spec.get("after")))
+        return cls(example, [], replayed=True, gpu=spec.get("gpu"))
 
     def explains(self, seen: Finding) -> bool:
         if self.found_here:
@@ -320,6 +321,7 @@ class Search:
         self.cell, self.made, self.reference, self.check, self.pins = cell, made, reference, check, pins
         self.tally = Tally()
         self.calls: list[Example] = []
+        self.overflows: dict[tuple, Finding] = {}  # overflows where eager overflows too: no failure, noted
 
     def _run(self, example: Example, tally: Tally) -> None:
         if len(self.calls) < MAX_CALLS:
@@ -366,7 +368,8 @@ class Search:
         return found
 
     def unexplained(self, found: list[Finding]) -> list[Finding]:
-        return [f for f in found if not any(p.explains(f) for p in self.pins)]
+        """What no pin explains, an overflow where eager overflows too aside: as accurate as eager, no failure."""
+        return [f for f in found if f.family != "overflow" and not any(p.explains(f) for p in self.pins)]
 
     def __call__(self, example: Example) -> None:
         try:
@@ -374,8 +377,6 @@ class Search:
         except HarnessError:
             raise
         except Exception as exc:  # noqa: BLE001 - a difference: counted where pins explain it all, else raised
-            if not self.pins:
-                raise
             seen = self.observed(exc, example)
             for pin in self.pins:  # a row recorded before findings were pinned: its example's replay pins it
                 if pin.replayed and not pin.findings and example == pin.example:
@@ -383,7 +384,12 @@ class Search:
             if self.unexplained(seen):
                 raise
             for f in seen:
-                next(p for p in self.pins if p.explains(f)).take(f, exc, example)
+                pin = next((p for p in self.pins if p.explains(f)), None)
+                if pin is not None:
+                    pin.take(f, exc, example)
+                else:  # an overflow no pin names: counted, the search goes on
+                    worst = self.overflows.get(f.signature)
+                    self.overflows[f.signature] = worst or f
             for pin in self.pins:  # its own example shows what it pins, whichever pin counted it
                 pin.reproduced |= example == pin.example and any(pin.explains(f) for f in seen)
             self.tally.explained += 1
@@ -476,25 +482,49 @@ def fuzz(
         "tally": tally.to_dict(),
         "profile": profile if example is None else None,
         "fuzz_seconds": round(time.monotonic() - start, 1),
-        **_findings(pins, new),
+        **_findings(pins, new, list(search.overflows.values()), _gpu_name(cell)),
         **({"search_cut": search_cut} if search_cut else {}),
         "calls": calls or [ex.to_json() for ex in search.calls],
     }
     return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
 
 
-def _findings(pins: list[Pin], new: list[tuple[list[Finding], Exception, Example]]) -> dict[str, Any]:
+def _gpu_name(cell: "Cell") -> str | None:
+    return torch.cuda.get_device_name() if cell.device == "cuda" else None
+
+
+def _missed(pin: Pin, gpu: str | None) -> bool:
+    """A pin whose example no longer shows what it pins, where it must: not a sequence's (its sequence shows it, or
+    not), not an overflow's (no failure), not one recorded for another GPU than this one."""
+    if pin.found_here or pin.reproduced or pin.sequence:
+        return False
+    if not pin.findings:
+        return pin.gpu in (None, gpu)
+    return any(f.family != "overflow" and (f.gpu or pin.gpu) in (None, gpu) for f in pin.findings)
+
+
+def _findings(
+    pins: list[Pin], new: list[tuple[list[Finding], Exception, Example]], overflows: list[Finding], gpu: str | None
+) -> dict[str, Any]:
     """Every distinct finding, pinned or new, as a row records it (once per signature, at the worst error any
-    showed: a pinned finding seen with a larger error is recorded with it); the new ones; the pins not shown."""
+    showed: a pinned finding seen with a larger error is recorded with it), the overflows where eager overflows too
+    among them; the new ones; the pins not shown where they must be (`_missed`)."""
     pinned_here = {id(p.findings) for p in pins if p.found_here}
-    rows = [
-        {**row, "pinned": not p.found_here, "seen": p.count + p.found_here}
-        for p in pins
-        if p.count or p.found_here
-        for row in p.recorded()
-    ] + [
-        {**f.to_row(), "pinned": False, "seen": 1} for found, _, _ in new if id(found) not in pinned_here for f in found
-    ]
+    rows = (
+        [
+            {**row, "pinned": not p.found_here, "seen": p.count + p.found_here}
+            for p in pins
+            if p.count or p.found_here
+            for row in p.recorded()
+        ]
+        + [
+            {**f.to_row(), "pinned": False, "seen": 1}
+            for found, _, _ in new
+            if id(found) not in pinned_here
+            for f in found
+        ]
+        + [{**f.to_row(), "pinned": True, "seen": 1} for f in overflows]
+    )
     distinct: dict[tuple, dict[str, Any]] = {}
     for r in rows:
         first = distinct.setdefault(Finding(**{k: v for k, v in r.items() if k not in ("pinned", "seen")}).signature, r)
@@ -505,9 +535,7 @@ def _findings(pins: list[Pin], new: list[tuple[list[Finding], Exception, Example
         "findings": list(distinct.values()),
         "new": [f.text() for found, _, _ in new for f in found],
         "unreproduced": [
-            "; ".join(f.text() for f in p.findings) or p.example.to_json()
-            for p in pins
-            if not (p.found_here or p.reproduced or p.sequence)  # a sequence's pin: its sequence shows it, or not
+            "; ".join(f.text() for f in p.findings) or p.example.to_json() for p in pins if _missed(p, gpu)
         ],
     }
 
@@ -518,8 +546,8 @@ def _outcome(cell: "Cell", pins: list[Pin], new: list, detail: dict[str, Any], j
     if new:
         found, exc, at = new[0]
         outcome = _outcome_of(exc, found)
-    elif any(p.count for p in pins):
-        pin = next(p for p in pins if p.first)
+    elif any(p.first and any(f.family != "overflow" for f in p.seen.values()) for p in pins):
+        pin = next(p for p in pins if p.first and any(f.family != "overflow" for f in p.seen.values()))
         exc, at = pin.first
         outcome = _outcome_of(exc, list(pin.seen.values()))
     elif judged and not detail["unreproduced"]:

@@ -16,12 +16,12 @@ from typing import Any
 
 from packaging.version import Version
 
-from . import results
+from . import gate, results
 from .diff import COMMENT_LIMIT, GROUPS, classify, state
 from .expectations import Expectation, Expectations, Run, recorded_runs
+from .gate import TITLES
 from .outcomes import Outcome
 
-TITLES = {key: title for key, title, _ in GROUPS}
 SEVERITY = [key for key, _, _ in GROUPS]
 
 
@@ -46,7 +46,7 @@ class Baseline:
         if ref is None:
             return None, None
         if ref.row is not None:
-            if ref.row.agrees(outcome):
+            if gate.agrees(ref.row, outcome):
                 return ref, None
             before = {"kind": ref.row.row["outcome"]}
             if before["kind"] == "failed":  # a row has no message: any other failure is a changed one
@@ -134,15 +134,6 @@ def for_run(expectations: Expectations, run: Run, results_path: str | None) -> B
     if results_path:
         return ResultsBaseline(results_path, results.load(results_path))
     return RowsBaseline(expectations, run) if nearest_below(expectations, run) else None
-
-
-def complaint(cell_id: str, change: str, ref: Reference, outcome: Outcome, path) -> str:
-    strict = " (strict)" if change == "fixed" else ""
-    return (
-        f"{cell_id}: changed against the baseline, {TITLES[change].split(':')[0].lower()}{strict}.\n"
-        f"  baseline: {ref.describe}\n  observed: {outcome.summary()}\n"
-        f"  If this is the new truth, record it: rerun with --compat-accept (writes rows to {path})."
-    )
 
 
 def _compared(doc: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:

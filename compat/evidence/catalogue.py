@@ -36,7 +36,9 @@ class Known:
     stages: tuple[str, ...] | None = None  # None: any stage (prefixes: "aoti_" covers both AOTI stages)
     dtypes: tuple[str, ...] | None = None  # None: any dtype
     source: str | None = None  # upstream issue / PR / file that documents it
-    section: str = "cells"  # "fuzz": a finding of the fuzz tests (a generated input), not of the matrix's cell
+    # "fuzz": a finding of the fuzz tests (a generated input), not of the matrix's cell; "both": a failure a fuzz
+    # example meets as the cell's own input does on another version (torch 2.9's export guards, say)
+    section: str = "cells"
     # the name an expectations row refers to it by (`known: <key>`) instead of copying its words; an entry without
     # one has its match, reason and rewrite copied into the rows it explains
     key: str | None = None
@@ -45,7 +47,7 @@ class Known:
     unmeasurable: str | None = None
 
     def explains(self, outcome, cell, section: str = "cells") -> bool:
-        if outcome.kind != self.kind or section != self.section:
+        if outcome.kind != self.kind or self.section not in (section, "both"):
             return False
         if self.kind == "failed":
             types = (outcome.error_type or "", outcome.cause.error_type or "")
@@ -475,6 +477,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         WRAP_TRITON_ERRORS,
         WRAP_TRITON_REFUSES,
         key="interpreter_wrap_triton_refuses",
+        section="both",
         devices=INTERPRETER,
         unmeasurable=INTERPRETER_LIMIT,
         reason="under TRITON_INTERPRET=1 the kernel is an InterpretedFunction, which this torch's wrap_triton rejects",
@@ -576,6 +579,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         "NameError",
         r"name 'L' is not defined",
         key="name_L_not_defined",
+        section="both",
         reason="torch 2.9's export adds a _guards_fn call whose generated code names Dynamo's local scope 'L', "
         "undefined when the exported module runs; seen for the ops that take a Python float (silu_mul, "
         "axpy_inplace)",
@@ -585,6 +589,7 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         r"triton\.runtime\.errors\.InterpreterError|TypeError|" + OPCHECK_ERROR,
         r"only 0-dimensional arrays can be converted to Python scalars",
         key="interpreter_matmul_0d_array",
+        section="both",
         devices=INTERPRETER,
         unmeasurable=INTERPRETER_LIMIT,
         kernels=("matmul",),

@@ -10,7 +10,10 @@ A finding is a difference's signature and the example that shows it:
 - `max_rel_err`: for wrong values, the worst relative error seen; `error`: for an error, its exception type;
 - `after`: for a finding that shows only after other calls (a compiled function called at other shapes first, as a
   training loop calls it), those calls: a sequence (JSON, `[[stage, example], ...]`) run in a fresh process before
-  the example. Such a pin is checked by running its sequence (compat.run.session), not by replaying its example.
+  the example. Such a pin is checked by running its sequence (compat.run.session), not by replaying its example;
+  the calls are its cause, so it explains its output's wrong values (or errors) on any layout, from any values;
+- `gpu`: the GPU it showed on. A pin must show again only on that GPU (an autotuner's pick, and so a
+  config-specific difference, is the GPU's); elsewhere it explains what it pins, if met, and is not missed.
 
 A row of the expectations' fuzz section pins its findings. The fuzz test replays each pinned example first and
 then searches on: a difference a pin explains (the same signature: output, layout, family of difference and cause;
@@ -56,6 +59,7 @@ class Finding:
     max_rel_err: float | None = None
     error: str | None = None
     after: str | None = None  # the calls before the example that it needs (a sequence's JSON, see `sequence`)
+    gpu: str | None = None  # the GPU it showed on (None: any device); only there is it missed when it does not show
 
     @property
     def family(self) -> str:
@@ -76,11 +80,18 @@ class Finding:
             return (self.family,)
         return (self.output, self.layout, self.family, self.cause, self.error)
 
+    def _compared(self, f: "Finding") -> tuple:
+        """What of `f` this pin holds it to: its signature; for a finding that needs earlier calls, what those calls
+        decide (the output, the kind of difference, the error), not the layout or values it happened to show on."""
+        if self.after and self.family != "overflow":
+            return (f.output, f.family, f.error)
+        return f.signature
+
     def explains(self, seen: "Finding") -> bool:
-        """The same signature, and for wrong values an error at most ERROR_MARGIN times the pin's; at any error for a
-        finding that needs earlier calls, whose error follows them (measured on the H100: RMSNorm's 1-token gradient
-        was off by 0.19 after one sequence, by 1.8 after another)."""
-        if seen.signature != self.signature:
+        """The same signature, and for wrong values an error at most ERROR_MARGIN times the pin's; for a finding that
+        needs earlier calls, on any layout and at any error, which follow the calls (measured on the H100: RMSNorm's
+        1-token gradient was off by 0.19 after one sequence, by 1.8 after another, and NaN on a sliced input)."""
+        if self._compared(seen) != self._compared(self):
             return False
         if self.max_rel_err is None or seen.max_rel_err is None or self.after:
             return True
@@ -108,7 +119,10 @@ class Finding:
             ("cause", "another cause"),
             ("error", "another error"),
         ):
-            if getattr(seen, name) != getattr(self, name) and (self.family != "overflow" or name == "family"):
+            compared = self.family != "overflow" or name == "family"
+            if self.after:
+                compared = name in ("output", "family", "error")
+            if compared and getattr(seen, name) != getattr(self, name):
                 parts.append(f"{what} ({getattr(seen, name)}; pinned: {getattr(self, name)})")
         if not parts and not self.explains(seen):
             parts.append(
@@ -180,17 +194,28 @@ def example_json(text: Any, where: str) -> Example:
 
 def pins(row: dict[str, Any]) -> list[dict[str, Any]]:
     """What a fuzz row pins, as the fuzz test takes it: its findings, or (a row recorded before findings were pinned)
-    its example alone, which the run's replay pins."""
+    its example alone, which the run's replay pins, with the GPU it was recorded on where the row was measured on
+    one GPU alone."""
     if row.get("findings"):
         return [dict(f) for f in row["findings"]]
-    return [{"example": row["example"]}] if row.get("example") else []
+    if not row.get("example"):
+        return []
+    measured = (row.get("provenance") or {}).get("measured")
+    devices = {m["device"] for m in ([measured] if isinstance(measured, dict) else measured or [])}
+    gpu = next(iter(devices)) if row.get("host") == "gpu" and len(devices) == 1 else None
+    return [{"example": row["example"], **({"gpu": gpu} if gpu else {})}]
 
 
-def recorded(outcome) -> dict[str, Any]:
-    """What a fuzz row records of a fuzz outcome: its findings (without this run's counts) and the first one's
-    reproducer; an outcome from before findings were pinned, its example and reproducer."""
+def recorded(outcome, gpu: str | None = None) -> dict[str, Any]:
+    """What a fuzz row records of a fuzz outcome: its findings (without this run's counts; an overflow where eager
+    overflows too is no failure, so no pin; a new one with the `gpu` it showed on) and the first one's reproducer;
+    an outcome from before findings were pinned, its example and reproducer."""
     detail = outcome.detail
-    found = [{k: v for k, v in f.items() if k not in ("pinned", "seen")} for f in detail.get("findings") or []]
+    found = [
+        {k: v for k, v in f.items() if k not in ("pinned", "seen")} | ({"gpu": gpu} if gpu and "gpu" not in f else {})
+        for f in detail.get("findings") or []
+        if not is_overflow(f)
+    ]
     if found:
         return {"findings": found, **({"reproducer": detail["reproducer"]} if detail.get("reproducer") else {})}
     if detail.get("example"):
@@ -200,10 +225,15 @@ def recorded(outcome) -> dict[str, Any]:
 
 def overflow_only(outcome) -> bool:
     """A fuzz outcome whose every finding is an overflow where eager overflows too (float64 finite there): as
-    accurate as eager at the dtype's edge, so the cell stays a pass, the overflow noted (the catalogue's
-    fuzz_overflow_as_eager explains the row)."""
+    accurate as eager at the dtype's edge, so the cell is a pass, the overflow noted. Today's fuzz test counts such
+    an example and searches on (an outcome `passed` with its overflow findings); a run from before recorded it as a
+    mismatch."""
     found = outcome.detail.get("findings") or []
-    return outcome.kind == "mismatch" and bool(found) and all(f["difference"] == "overflow_only" for f in found)
+    return outcome.kind in ("passed", "mismatch") and bool(found) and all(is_overflow(f) for f in found)
+
+
+def is_overflow(row: dict[str, Any]) -> bool:
+    return row.get("difference") == "overflow_only"
 
 
 def disagreement(row: dict[str, Any], outcome) -> list[str]:

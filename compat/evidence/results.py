@@ -7,6 +7,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from ..atomic import write_atomic
 from ..errors import ResultsError
 from ..matrix.cells import in_matrix
 from ..matrix.stages import STAGES
-from .expectations import Run, verdict
+from . import gate
+from .expectations import Run
 from .outcomes import KINDS, Outcome
 
 SCHEMA = 1
@@ -125,17 +127,9 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                 if not in_matrix(cell["id"]):
                     left_out += 1
                     continue
-                outcome = Outcome.from_dict(cell["outcome"])
-                exp = expectations.lookup(cell["id"], run, section)
                 records[cell["id"]] = {
-                    **cell,
+                    **judged(cell, section, expectations, run),
                     "source": cell["source"] if inner else str(path),
-                    "expected": exp.full if exp else None,
-                    "expected_at": exp.where if exp else None,
-                    "verdict": None
-                    if outcome.kind == "skipped"
-                    # the environment's
-                    else verdict(cell["id"], exp, outcome, run, expectations.path, section),
                 }
     for source in sources:  # what each run still contributes, once later runs took their cells
         for section in merged:
@@ -170,6 +164,57 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
         options,
         fuzz=list(merged["fuzz"].values()),
     )
+
+
+def judged(record: dict[str, Any], section: str, expectations, run: Run, baseline=None) -> dict[str, Any]:
+    """A record with its verdict recomputed (compat.evidence.gate) against `expectations` and, where no row
+    applies, `baseline`."""
+    exp = expectations.lookup(record["id"], run, section)
+    judgement = gate.judge(
+        record["id"], exp, Outcome.from_dict(record["outcome"]), run, expectations.path, section, baseline
+    )
+    return {
+        **record,
+        "expected": exp.full if exp else None,
+        "expected_at": exp.where if exp else None,
+        "verdict": judgement.complaint,
+        "against_baseline": judgement.against,
+    }
+
+
+@dataclass
+class Regrade:
+    """A results file judged again by today's code against today's expectations."""
+
+    differ: list[str]  # the complaints of the records whose verdict is not "as expected"
+    unreadable: list[str]  # the records holding what today's judgement does not know: only a new run regrades them
+    stale: list[str]  # the fuzz records made before findings were recorded: judged by their kind alone
+    records: int
+
+    @property
+    def green(self) -> bool:
+        return not (self.differ or self.unreadable)
+
+
+def regrade(doc: dict[str, Any], expectations) -> Regrade:
+    """Every record of the file as today's judgement (compat.evidence.gate) sees it, against `expectations`."""
+    run = Run.from_env(doc["environment"])
+    done = Regrade([], [], [], 0)
+    for section in ("cells", "fuzz"):
+        for record in doc.get(section, []):
+            if not in_matrix(record["id"]):
+                continue
+            done.records += 1
+            try:
+                complaint = judged(record, section, expectations, run)["verdict"]
+            except gate.Unreadable as exc:
+                done.unreadable.append(f"{section} {record['id']}: {exc}")
+                continue
+            if complaint:
+                done.differ.append(complaint)
+            if gate.stale(Outcome.from_dict(record["outcome"]), section):
+                done.stale.append(record["id"])
+    return done
 
 
 def write(path: str | Path, doc: dict[str, Any]) -> None:

@@ -294,6 +294,22 @@ def _accept(args: argparse.Namespace) -> int:
     return FOUND if done.needs_reason else OK
 
 
+def _regrade(args: argparse.Namespace) -> int:
+    exp = Expectations.load(_expectations_path(args))
+    green = True
+    for path in args.results:
+        done = results.regrade(results.load(path), exp)
+        green &= done.green
+        for line in [*done.differ, *done.unreadable]:
+            print(line)
+        stale = f"; {len(done.stale)} fuzz records made before findings were recorded" if done.stale else ""
+        print(
+            f"{path}: {done.records} records, {len(done.differ)} not as expected, {len(done.unreadable)} unreadable"
+            f"{stale}" + ("" if done.green else " (run its cells again on its host and merge the run into it)")
+        )
+    return OK if green else FOUND
+
+
 def _versions(args: argparse.Namespace) -> int:
     docs = [(p, results.load(p)) for p in args.results]
     exp = Expectations.load(_expectations_path(args))
@@ -484,6 +500,7 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
         "diff": _diff,
         "accept": _accept,
         "merge": _merge,
+        "regrade": _regrade,
         "versions": _versions,
         "fuzz": _fuzz,
         "coverage": _coverage,

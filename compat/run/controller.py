@@ -23,9 +23,10 @@ from xdist.scheduler import LoadGroupScheduling
 
 from ..atomic import check_writable, write_atomic
 from ..errors import CompatError, HarnessError, ResultsError
-from ..evidence import baseline, findings, results
-from ..evidence.expectations import Expectations, Run, accept_run, measured_on, verdict
+from ..evidence import baseline, findings, gate, results
+from ..evidence.expectations import Expectations, Run, accept_run, measured_on
 from ..evidence.outcomes import Outcome, skipped
+from ..matrix import tiers
 from ..matrix.cases import import_cases
 from ..matrix.cells import (
     DEVICES,
@@ -41,7 +42,6 @@ from ..matrix.cells import (
 )
 from ..matrix.stages import STAGES
 from ..matrix.strategies import DEFAULT_PROFILE, PROFILE_ENV, profile_settings
-from ..matrix.tiers import in_tier
 from ..processes import stop_descendants
 from ..report import coverage
 from ..report.summary import needs_reason_lines, summary_lines
@@ -153,7 +153,7 @@ class MatrixRun:
     @functools.cached_property
     def selected(self) -> list:
         tier = self.config.getoption("compat_tier")
-        return [c for c in matrix(self.select) if (self.only is None or c.id in self.only) and in_tier(c, tier)]
+        return tiers.select([c for c in matrix(self.select) if self.only is None or c.id in self.only], tier)
 
     @functools.cached_property
     def recorded_seconds(self) -> dict[str, float]:
@@ -257,19 +257,11 @@ class MatrixRun:
     def judged(self, cell, outcome: Outcome, section: str, gated: bool = True) -> dict:
         """The cell's record: its outcome gated on its expectation (or, without one, on the baseline)."""
         expectation = self.expectations.lookup(cell.id, self.run, section) if gated else None
-        complaint = verdict(cell.id, expectation, outcome, self.run, self.expectations.path, section) if gated else None
-        against = None
-        if gated and expectation is None and self.baseline is not None:
-            ref, change = self.baseline.compare(cell.id, outcome, section)
-            if ref is not None:  # unchanged passes, naming the baseline it matched; a change fails, saying what
-                against = {"baseline": self.baseline.name, "reference": ref.describe, "change": change}
-                complaint = (
-                    baseline.complaint(cell.id, change, ref, outcome, self.expectations.path) if change else None
-                )
-        if complaint and outcome.detail.get("environment_failure"):
-            complaint += f"\n  ENVIRONMENT FAILURE: {outcome.detail['environment_failure']}"
-        if complaint and outcome.detail.get("remedy"):
-            complaint += f"\n  remedy: {outcome.detail['remedy']}"
+        judgement = (
+            gate.judge(cell.id, expectation, outcome, self.run, self.expectations.path, section, self.baseline)
+            if gated
+            else gate.Judgement(None)
+        )
         return {
             "id": cell.id,
             "axes": cell.axes(),
@@ -277,8 +269,8 @@ class MatrixRun:
             "first_line": outcome.first_line,
             "expected": expectation.full if expectation else None,
             "expected_at": expectation.where if expectation else None,
-            "verdict": complaint,
-            "against_baseline": against,
+            "verdict": judgement.complaint,
+            "against_baseline": judgement.against,
             "duration_s": None,
             "cpu_s": None,
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),

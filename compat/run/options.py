@@ -80,10 +80,11 @@ OPTIONS = (
         ("--compat-tier",),
         dict(
             default="full",
-            choices=("full", "quick"),
+            choices=("full", "quick", "sample"),
             help="full (default): every cell; quick, a PR gate: every stage in float32, the other "
-            "dtypes only for eager, compile_inductor and the stages that train; fuzz tests "
-            "follow their cells (README: what it would have missed)",
+            "dtypes only for eager, compile_inductor and the stages that train; sample, the check before "
+            "landing a change of the harness: each kernel, style, stage and device at least once; fuzz "
+            "tests follow their cells (README: what quick would have missed)",
         ),
     ),
     (

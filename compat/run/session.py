@@ -373,9 +373,9 @@ class RunSession:
     def _sequences_pinned(self, cell: Cell, outcome: Outcome) -> Outcome:
         """Each pinned finding of a sequence that the run did not meet runs its sequence in a fresh process: shown,
         it counts as met; not shown, it no longer shows (the fix is recorded by accepting it)."""
-        met = [_signature(f) for f in outcome.detail.get("findings") or []]
+        met = [_finding(f) for f in outcome.detail.get("findings") or []]
         for spec in self.pinned.get(cell.id, []):
-            if not spec.get("after") or _signature(spec) in met:
+            if not spec.get("after") or any(_finding(spec).explains(f) for f in met):
                 continue
             shown = self._sequence(cell, grouped(spec["after"]), spec["example"], [spec], name="fuzz-sequence-pinned")
             seen = [f for f in shown.detail.get("findings") or [] if f.get("pinned")]
@@ -430,8 +430,12 @@ def cut_short(run_dir: Path) -> dict[str, Outcome]:
     return found
 
 
+def _finding(row: dict[str, Any]) -> Finding:
+    return Finding(**{k: v for k, v in row.items() if k not in ("pinned", "seen")})
+
+
 def _signature(row: dict[str, Any]) -> tuple:
-    return Finding(**{k: v for k, v in row.items() if k not in ("pinned", "seen")}).signature
+    return _finding(row).signature
 
 
 def _first_new(outcome: Outcome) -> tuple:

@@ -1,0 +1,130 @@
+"""Every committed results file, judged again by today's code (compat.evidence.gate) against today's expectations:
+a change of judgement or of rows is done when this passes, and shows here what it does to the evidence.
+
+The example repositories' files are judged against their own expectations, their ops registered for the test and
+taken out of the registry after it, as their runs see them."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat.evidence import catalogue, findings, numerics, results
+from compat.evidence.expectations import Expectations
+from compat.matrix.kernels import KERNELS
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = {"my_kernels": "my_kernels.cases", "liger_kernel": "liger_cases"}  # repository -> its cases module
+FILES = sorted(ROOT.glob("results/*.json.gz")) + sorted(ROOT.glob("results/examples/*/*.json.gz"))
+GPU_RERUN = "bash scripts/gpu_run.sh NAME 560 --compat-devices=cuda (from the repository's folder), then merge it in"
+CPU_RERUN = "python -m compat run under that torch and triton on a CPU machine, then merge it in"
+# Files that hold fuzz records made before findings were recorded (by class, output and layout): today's judgement
+# holds each to its row by its kind alone, and they agree (test_committed_results_regrade_as_expected). Expected as
+# data: a file listed here that has none, or one not listed that has some, fails, so the rerun that refreshes a file
+# takes it off the list.
+STALE = {
+    "results/torch-2.9.1-cu128_triton-3.5.1_cpu.json.gz": CPU_RERUN,
+    "results/torch-2.10.0-cu128_triton-3.6.0_cpu.json.gz": CPU_RERUN,
+    "results/torch-2.11.0-cu130_triton-3.6.0_cpu.json.gz": CPU_RERUN,
+    "results/torch-2.12.1-cu130_triton-3.7.1_cpu.json.gz": CPU_RERUN,
+    "results/torch-2.13.0-cpu_triton-3.6.0_cpu.json.gz": CPU_RERUN,
+    "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
+}
+
+
+_REGISTERED: dict[str, tuple[dict, list]] = {}  # a cases module registers once per process: what it added
+
+
+@contextlib.contextmanager
+def _registered(repository: str | None):
+    """The registry as the repository's runs see it: its ops and catalogue entries added, then taken out again."""
+    if repository is None:
+        yield
+        return
+    kernels, known = dict(KERNELS), list(catalogue.KNOWN)
+    if repository not in _REGISTERED:
+        path = str(ROOT / "examples" / repository)
+        sys.path.insert(0, path)
+        try:
+            importlib.import_module(EXAMPLES[repository])
+        finally:
+            sys.path.remove(path)
+        added = [k for k in catalogue.KNOWN if k not in known]
+        _REGISTERED[repository] = ({n: e for n, e in KERNELS.items() if n not in kernels}, added)
+    ops, entries = _REGISTERED[repository]
+    KERNELS.update(ops)
+    catalogue.KNOWN[:0] = [k for k in entries if k not in catalogue.KNOWN]
+    try:
+        yield
+    finally:
+        KERNELS.clear()
+        KERNELS.update(kernels)
+        catalogue.KNOWN[:] = known
+
+
+def _repository(path: Path) -> str | None:
+    return path.parent.name if path.parent.parent.name == "examples" else None
+
+
+def _expectations(repository: str | None) -> Expectations:
+    if repository is None:
+        return Expectations.load(ROOT / "expectations.yaml")
+    return Expectations.for_run(ROOT / "examples" / repository / "expectations.yaml", named=True)
+
+
+def _regrade(path: Path) -> results.Regrade:
+    repository = _repository(path)
+    with _registered(repository):
+        return results.regrade(results.load(path), _expectations(repository))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_committed_results_regrade_as_expected(path):
+    done = _regrade(path)
+    assert done.records > 0
+    shown = "\n".join([*done.differ[:10], *done.unreadable[:10]])
+    assert done.green, (
+        f"{path.relative_to(ROOT)}: {len(done.differ)} records not as expected and {len(done.unreadable)} "
+        f"unreadable by today's judgement against today's expectations. Where the rows or the judgement are right, "
+        f"the evidence is not: {STALE.get(str(path.relative_to(ROOT)), GPU_RERUN)}.\n{shown}"
+    )
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
+def test_stale_records_are_where_the_list_says(path):
+    name = str(path.relative_to(ROOT))
+    stale = _regrade(path).stale
+    if name in STALE:
+        assert stale, f"{name} holds no fuzz record made before findings were recorded: take it off STALE"
+    else:
+        assert not stale, f"{name}: {len(stale)} fuzz records made before findings were recorded, e.g. {stale[:3]}"
+
+
+CPU_FILE = ROOT / "results" / "torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"
+
+
+def test_a_halved_tolerance_shows_in_the_regrade(monkeypatch):
+    """A planted change of judgement: float32's tolerance halved fails the committed CPU evidence, naming the cells
+    and fuzz tests it moves (a passing cell whose error sits above half the tolerance)."""
+    assert _regrade(CPU_FILE).green
+    monkeypatch.setitem(numerics.TOL, "float32", numerics.TOL["float32"] / 2)
+    monkeypatch.setitem(numerics.TOL, "float16", numerics.TOL["float16"] / 2)
+    monkeypatch.setitem(numerics.TOL, "bfloat16", numerics.TOL["bfloat16"] / 2)
+    done = _regrade(CPU_FILE)
+    assert done.differ and all(": " in line for line in done.differ)
+    assert any("regraded" in line for line in done.differ) or any("now" in line for line in done.differ)
+
+
+def test_a_renamed_class_shows_in_the_regrade(monkeypatch):
+    """A planted change of judgement: a class of difference renamed leaves the records that name it unreadable."""
+    renamed = {("nonfinite_values" if k == "nonfinite" else k): v for k, v in findings.DIFFERENCES.items()}
+    monkeypatch.setattr(findings, "DIFFERENCES", renamed)
+    from compat.evidence import gate
+
+    monkeypatch.setattr(gate, "DIFFERENCES", renamed)
+    done = _regrade(CPU_FILE)
+    assert done.unreadable and "'nonfinite'" in done.unreadable[0]
