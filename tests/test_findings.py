@@ -151,7 +151,10 @@ def test_accept_pins_a_row_recorded_before_findings_were_pinned_for_this_cell_al
     assert done.changes == [f"fuzz {cell}: pinned {seen.text()}"] and not done.needs_reason
     written = cell_view(yaml.safe_load(dump(exp.data)), "t")["fuzz"]
     # recorded for the GPU it showed on: another GPU misses it without failing
-    assert written[cell][0]["findings"] == [{**seen.to_row(), "gpu": MEASURED["device"]}] and "example" in written[any_dtype][0]
+    assert (
+        written[cell][0]["findings"] == [{**seen.to_row(), "gpu": MEASURED["device"]}]
+        and "example" in written[any_dtype][0]
+    )
 
 
 # ---- judged against float64 at the dtype's edges ----
