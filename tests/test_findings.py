@@ -51,6 +51,15 @@ def test_a_pin_explains_its_own_family_layout_and_cause_up_to_twice_its_error():
     assert "a larger error (max rel err 5 > 2 x the pinned 0.5)" in pin.unlike(finding(max_rel_err=5.0))
 
 
+def test_a_view_pin_explains_the_same_difference_on_any_view_and_never_on_a_contiguous_input():
+    """An op that reads a view as contiguous goes wrong on whichever view an example draws (measured on the H200:
+    my_bias_relu's AOTI package, pinned on sliced and transposed inputs, met a strided one)."""
+    pin = finding(layout="sliced")
+    assert pin.explains(finding(layout="strided")) and pin.explains(finding(layout="transposed"))
+    assert not pin.explains(finding(layout="contiguous"))
+    assert "another layout (contiguous; pinned: sliced)" in pin.unlike(finding(layout="contiguous"))
+
+
 def test_a_finding_that_needs_earlier_calls_explains_its_signature_at_any_error():
     after = '[["compile_backward",' + EXAMPLE + "]]"
     pin = finding(after=after)

@@ -108,3 +108,17 @@ def test_unwritable_results_paths_are_refused(tmp_path):
     with pytest.raises(IsADirectoryError):
         check_writable(tmp_path)
     check_writable(tmp_path / "new" / "r.json")  # creates the folder
+
+
+def test_an_exception_groups_first_member_is_its_root_cause():
+    """Hypothesis's FlakyFailure (an exception group) holds what the first call raised: that is what a harness
+    error names, not only that the example did not fail again."""
+    from hypothesis.errors import FlakyFailure
+
+    from compat.evidence.outcomes import from_exception
+
+    try:
+        raise FlakyFailure("Hypothesis prop produces unreliable results", [RuntimeError("wrong on the first call")])
+    except FlakyFailure as exc:
+        outcome = from_exception(exc)
+    assert outcome.cause.error_type == "RuntimeError" and "wrong on the first call" in outcome.summary()

@@ -610,10 +610,13 @@ def accept(
                 cells[current.cell_id][current.index] = {**new, "provenance": current.row["provenance"]}
                 changes.append(f"{cell_id}: explained as {new.get('known') or new['reason'][:80]}")
             elif mine and section == "fuzz" and "findings" in new and "findings" not in current.row:
-                # A row recorded before findings were pinned: pinned now, with what its replay showed, for this cell.
+                # A row recorded before findings were pinned: pinned now, with what its replay showed, for this cell;
+                # for one GPU only where the row was measured on this one alone (else it showed on each).
+                devices = {m["device"] for m in measurements(current.row["provenance"])}
+                alone = run.host == "gpu" and devices <= {measured["device"]}
                 pinned = {
                     **{k: v for k, v in current.row.items() if k not in ("example", "reproducer", "provenance")},
-                    **findings.recorded(outcome, measured["device"] if run.host == "gpu" else None),
+                    **findings.recorded(outcome, measured["device"] if alone else None),
                     "provenance": current.row["provenance"],
                 }
                 if current.cell_id == cell_id:

@@ -72,6 +72,10 @@ class Finding:
         )
 
     @property
+    def view(self) -> str:
+        return _view_or_not(self.layout)
+
+    @property
     def signature(self) -> tuple:
         """What a pin and a later observation must share. An overflow where eager overflows too is the dtype's, in any
         output (a gradient's NaN lands in grad of x on one example and grad of w on another), on any layout, from
@@ -81,11 +85,15 @@ class Finding:
         return (self.output, self.layout, self.family, self.cause, self.error)
 
     def _compared(self, f: "Finding") -> tuple:
-        """What of `f` this pin holds it to: its signature; for a finding that needs earlier calls, what those calls
-        decide (the output, the kind of difference, the error), not the layout or values it happened to show on."""
-        if self.after and self.family != "overflow":
+        """What of `f` this pin holds it to: its signature, a view's layout as a view (an op that reads a view as
+        contiguous goes wrong on each kind of view the fuzz tests happen to draw); for a finding that needs earlier
+        calls, what those calls decide (the output, the kind of difference, the error), not the layout or values it
+        happened to show on."""
+        if self.family == "overflow":
+            return f.signature
+        if self.after:
             return (f.output, f.family, f.error)
-        return f.signature
+        return (f.output, _view_or_not(f.layout), f.family, f.cause, f.error)
 
     def explains(self, seen: "Finding") -> bool:
         """The same signature, and for wrong values an error at most ERROR_MARGIN times the pin's; for a finding that
@@ -114,7 +122,7 @@ class Finding:
         parts = []
         for name, what in (
             ("output", "another output"),
-            ("layout", "another layout"),
+            ("view", "another layout"),
             ("family", "another kind of difference"),
             ("cause", "another cause"),
             ("error", "another error"),
@@ -123,7 +131,8 @@ class Finding:
             if self.after:
                 compared = name in ("output", "family", "error")
             if compared and getattr(seen, name) != getattr(self, name):
-                parts.append(f"{what} ({getattr(seen, name)}; pinned: {getattr(self, name)})")
+                shown = "layout" if name == "view" else name
+                parts.append(f"{what} ({getattr(seen, shown)}; pinned: {getattr(self, shown)})")
         if not parts and not self.explains(seen):
             parts.append(
                 f"a larger error (max rel err {seen.max_rel_err:.3g} > {ERROR_MARGIN:g} x the pinned "
@@ -169,6 +178,10 @@ class Finding:
                     f"{where}: after is not a sequence of calls ({exc}); copy it from the failing test's reproducer"
                 ) from None
         return cls(**row)
+
+
+def _view_or_not(layout: str) -> str:
+    return "contiguous" if layout == "contiguous" else "a view"
 
 
 def sequence(text: str) -> list[tuple[str, Example]]:

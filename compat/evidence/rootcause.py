@@ -46,11 +46,14 @@ class Cause:
 
 
 def of_exception(exc: BaseException) -> BaseException:
-    """The innermost exception of a chain of explicit causes (`raise ... from`, Dynamo's `inner_exception`). An
-    implicit `__context__` is not followed: library code that raises while handling a KeyError did not fail of it."""
+    """The innermost exception of a chain of explicit causes (`raise ... from`, Dynamo's `inner_exception`, the
+    first of an exception group's: Hypothesis's FlakyFailure holds what the first call raised). An implicit
+    `__context__` is not followed: library code that raises while handling a KeyError did not fail of it."""
     seen = {id(exc)}
     while True:
-        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+        members = getattr(exc, "exceptions", None)  # an exception group's (Python 3.11+)
+        grouped = members[0] if isinstance(members, tuple) and members else None
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__ or grouped
         if inner is None or id(inner) in seen:
             return exc
         seen.add(id(inner))
