@@ -364,8 +364,9 @@ class RunSession:
                     f"the stage, decided it"
                 )
             return _after(cell, shown, calls)
+        raised = f", raised at {finding.detail['raised_at']}" if finding.detail.get("raised_at") else ""
         raise HarnessError(
-            f"{cell.id}: the fuzz finding of its child ({finding.summary()}; example {example}) did not show in a "
+            f"{cell.id}: the fuzz finding of its child ({finding.summary()}{raised}; example {example}) did not show in a "
             f"fresh process, alone or after the calls its child made before it ({len(tried)} sequences, the "
             f"longest {sum(len(exs) for _, exs in tried[-1])} calls): state that the calls do not carry decided it"
         )
