@@ -20,7 +20,9 @@ from compat.matrix.kernels import KERNELS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {"my_kernels": "my_kernels.cases", "liger_kernel": "liger_cases"}  # repository -> its cases module
-FILES = sorted(ROOT.glob("results/*.json.gz")) + sorted(ROOT.glob("results/examples/*/*.json.gz"))
+FILES = [*sorted(ROOT.glob("results/*.json.gz")), *sorted(ROOT.glob("results/sample/*.json.gz"))] + sorted(
+    ROOT.glob("results/examples/*/*.json.gz")
+)
 GPU_RERUN = "bash scripts/gpu_run.sh NAME 560 --compat-devices=cuda (from the repository's folder), then merge it in"
 CPU_RERUN = "python -m compat run under that torch and triton on a CPU machine, then merge it in"
 # Files that hold fuzz records made before findings were recorded (by class, output and layout): today's judgement
