@@ -20,7 +20,8 @@ def _fuzz_class(record: dict | None) -> str | None:
     if record is None:
         return None
     found = record["outcome"]["detail"].get("findings") or []
-    if record["outcome"]["kind"] == "mismatch" and found and all(f["difference"] == "overflow_only" for f in found):
+    overflowed = found and all(f["difference"] == "overflow_only" for f in found)
+    if record["outcome"]["kind"] in ("passed", "mismatch") and overflowed:  # passed: a run since overflows count
         return "overflow"
     return "verified" if record["outcome"]["kind"] == "passed" else None
 

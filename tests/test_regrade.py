@@ -141,3 +141,19 @@ def test_a_renamed_class_leaves_the_records_that_name_it_unreadable(monkeypatch)
     assert all(
         "a finding of class 'overflow_only', which today's judgement does not know" in u for u in done.unreadable
     )
+
+
+def test_a_model_comparison_is_judged_again_from_its_worst_error_scale_and_eagers_own_error(monkeypatch):
+    """What a cell's comparison recorded decides it again at today's tolerance: max abs err <= tol x scale + twice
+    eager's own error, with no non-finite output; a kind that something beside the numbers decided stays."""
+    from compat.evidence.outcomes import Outcome
+
+    compared = {"dtype": "float32", "tol": 1e-4, "max_abs_err": 5e-5, "max_rel_err": 5e-5, "ref_scale": 1.0}
+    compared |= {"nonfinite": 0, "against": "float64", "eager_err": 1e-6, "ok": True, "input": "n=1"}
+    cell = "silu-triton_op-eager-float32-cuda"
+    assert gate.regraded(Outcome("passed", numerics=[compared]), cell, "cells").kind == "passed"
+    monkeypatch.setattr(gate, "TOL", {**numerics.TOL, "float32": 2.5e-5})
+    again = gate.regraded(Outcome("passed", numerics=[compared]), cell, "cells")
+    assert again.kind == "mismatch" and again.numerics[0]["ok"] is False
+    decided_elsewhere = Outcome("mismatch", numerics=[compared])  # every comparison passed: not the numbers' kind
+    assert gate.regraded(decided_elsewhere, cell, "cells") is decided_elsewhere
