@@ -215,6 +215,38 @@ def test_a_finding_that_needs_earlier_calls_keeps_them_and_they_show_it_again():
     assert made.kind == "passed" and made.detail["calls"] == [Example.from_json(c).to_json() for c in calls]
 
 
+class BrokenAfterARefusal:
+    """Torch 2.11's CUDA graph trees (the catalogue's fuzz_cudagraphs_after_op_error): an op that raises inside the
+    compiled function leaves the tree broken, the next call fails on a bare assertion, once, and Hypothesis's replay
+    of that example passes (its FlakyFailure)."""
+
+    def __init__(self):
+        self.broken = False
+
+    def __call__(self, x):
+        if self.broken:
+            self.broken = False
+            raise AssertionError
+        if not x.is_contiguous():
+            self.broken = True
+            raise AssertionError("Input tensor must be contiguous")
+        return reference(x)
+
+
+@pytest.mark.slow  # 20 s of Hypothesis in-process
+def test_an_error_the_calls_before_decided_is_what_its_first_call_raised_and_they_show_it_again():
+    found = run(BrokenAfterARefusal())
+    assert found.kind == "failed" and found.error_type == "AssertionError", found.summary()
+    assert found.detail["replay_differed"]  # Hypothesis's replay passed: its FlakyFailure is not the observation
+    example = json.dumps(found.detail["example"], separators=(",", ":"))
+    *calls, last = found.detail["calls"]  # up to the call that raised first: the state it met
+    assert Example.from_json(last) == Example.from_json(example)
+    again = fuzz(CELL, [("artifact", BrokenAfterARefusal())], reference, False, "ci", example, known={"calls": calls})
+    assert again.kind == "failed" and again.error_type == "AssertionError", again.summary()
+    first, shown = found.detail["findings"][0], again.detail["findings"][0]
+    assert [shown[k] for k in ("output", "layout", "error")] == [first[k] for k in ("output", "layout", "error")]
+
+
 @pytest.mark.slow
 def test_a_sequence_reproducer_makes_its_calls_then_judges_its_example_in_one_command():
     import subprocess

@@ -122,3 +122,16 @@ def test_an_exception_groups_first_member_is_its_root_cause():
     except FlakyFailure as exc:
         outcome = from_exception(exc)
     assert outcome.cause.error_type == "RuntimeError" and "wrong on the first call" in outcome.summary()
+
+
+def test_a_long_compile_error_keeps_the_compilers_error_lines_past_the_cut():
+    """g++'s warnings can fill the message's limit before its first error (Liger's fused linear cross entropy under
+    compile_cpp_wrapper, H200): the error lines past the cut are kept, the limit holds."""
+    from compat.evidence.outcomes import MESSAGE_LIMIT
+
+    warnings = "main.cpp:487:154: warning: suggest parentheses around arithmetic in operand of '|'\n" * 80
+    message = f"C++ compile error\n\nOutput:\n{warnings}main.cpp:912:3: error: 'foo' was not declared in this scope\n"
+    outcome = from_exception(RuntimeError(message))
+    assert len(outcome.message) <= MESSAGE_LIMIT and outcome.message.startswith("C++ compile error")
+    assert outcome.message.endswith("main.cpp:912:3: error: 'foo' was not declared in this scope")
+    assert from_exception(RuntimeError("x" * 5000)).message == "x" * MESSAGE_LIMIT  # no error lines: the head

@@ -30,6 +30,7 @@ import torch
 import torch._dynamo.config
 from hypothesis import Phase, given, settings
 from hypothesis import example as explicit
+from hypothesis.errors import FlakyFailure
 from hypothesis.internal.conjecture import engine as hypothesis_engine
 
 from ..errors import HarnessError
@@ -315,18 +316,25 @@ class Search:
     """One fuzz test's examples through the artifacts: each difference a pin explains is counted and the search goes
     on; any other raises, as Hypothesis expects of a falsifying example (compat.evidence.findings). It keeps the calls
     it made, in order: a compiled function's answer can hang on the shapes it met before (its guards, automatic
-    dynamic shapes), and a finding that needs them is shown by them."""
+    dynamic shapes), and a finding that needs them is shown by them, as they stood when it first raised (Hypothesis
+    calls on, shrinking and replaying, after that)."""
 
     def __init__(self, cell: "Cell", made: list, reference: Callable | None, check: Callable, pins: list[Pin]):
         self.cell, self.made, self.reference, self.check, self.pins = cell, made, reference, check, pins
         self.tally = Tally()
         self.calls: list[Example] = []
+        self.raised_after: dict[Example, int] = {}  # an example that raised: the index of its first such call
         self.overflows: dict[tuple, Finding] = {}  # overflows where eager overflows too: no failure, noted
 
     def _run(self, example: Example, tally: Tally) -> None:
         if len(self.calls) < MAX_CALLS:
             self.calls.append(example)
         self.check(self.made, self.reference, example, self.cell, tally)
+
+    def calls_up_to(self, example: Example) -> list[Example]:
+        """The calls made until `example` first raised, it included (every call, where it never raised)."""
+        made = self.raised_after.get(example)
+        return self.calls if made is None else self.calls[: made + 1]
 
     def passes(self, example: Example) -> bool:
         """Whether `example` shows no difference (checked on a tally of its own)."""
@@ -377,11 +385,13 @@ class Search:
         except HarnessError:
             raise
         except Exception as exc:  # noqa: BLE001 - a difference: counted where pins explain it all, else raised
+            made = len(self.calls) - 1  # before `observed` checks the example again
             seen = self.observed(exc, example)
             for pin in self.pins:  # a row recorded before findings were pinned: its example's replay pins it
                 if pin.replayed and not pin.findings and example == pin.example:
                     pin.findings = list(seen)
             if self.unexplained(seen):
+                self.raised_after.setdefault(example, made)
                 raise
             for f in seen:
                 pin = next((p for p in self.pins if p.explains(f)), None)
@@ -411,6 +421,16 @@ def _outcome_of(exc: Exception, found: list[Finding]) -> Outcome:
     return outcomes.from_exception(exc)
 
 
+def _first_call(exc: Exception) -> tuple[Exception, bool]:
+    """What the falsifying example's first call raised, and whether Hypothesis's replay of it then passed or failed
+    otherwise (its FlakyFailure: the calls before it decided it). The wrapper's type says nothing of the op, and a
+    sequence replayed in a fresh process calls once: the first call's error is the finding both observe."""
+    members = exc.exceptions if isinstance(exc, FlakyFailure) else ()
+    if members and isinstance(members[0], Exception):
+        return members[0], True
+    return exc, False
+
+
 def fuzz(
     cell: "Cell",
     made: list,
@@ -430,7 +450,9 @@ def fuzz(
     the calls of a sequence that a finding needs; with `known["calls_only"]` the test makes only those (a stage of
     the sequence before the finding's).
     `check`: what one example must show (`_check` the outputs, `_check_gradients` the gradients of a stage that
-    trains). The outcome's detail keeps the calls made (`calls`: up to the first new finding)."""
+    trains). The outcome's detail keeps the calls made (`calls`: up to the call where the first new finding first
+    raised). A falsifying example whose replay passed, or failed otherwise (Hypothesis's FlakyFailure), is judged by
+    what its first call raised (`replay_differed`)."""
     kernel, budget = KERNELS[cell.kernel], DEVICES[cell.device].fuzz_elements
     known = known or {}
     pins = [Pin.of(spec) for spec in known.get("pins", ())]
@@ -458,7 +480,7 @@ def fuzz(
     test = made_test(shrink=True)
     start = time.monotonic()
     new: list[tuple[list[Finding], Exception, Example]] = []  # per round: its unexplained findings, error, example
-    search_cut, calls = None, None
+    search_cut, calls, replay_differed = None, None, False
     while True:
         try:
             with _shrinking_bounded(SHRINK_SECONDS):
@@ -466,11 +488,15 @@ def fuzz(
             break
         except HarnessError:
             raise  # the declaration's fault or the comparison's, not the example's: a harness error
-        except Exception as exc:  # noqa: BLE001 - the falsifying example's error is the observation
+        except Exception as raised:  # noqa: BLE001 - the falsifying example's error is the observation
+            exc, flaky = _first_call(raised)
+            if isinstance(exc, HarnessError):
+                raise exc from raised
+            replay_differed |= flaky
             at = tally.last
             found = search.unexplained(search.observed(exc, at)) if at is not None else []
             new.append((found, exc, at))
-            calls = calls or [ex.to_json() for ex in search.calls]
+            calls = calls or [ex.to_json() for ex in (search.calls_up_to(at) if at is not None else search.calls)]
             if not found or example is not None:
                 break
             if len(new) >= MAX_NEW_FINDINGS:
@@ -484,6 +510,7 @@ def fuzz(
         "fuzz_seconds": round(time.monotonic() - start, 1),
         **_findings(pins, new, list(search.overflows.values()), _gpu_name(cell)),
         **({"search_cut": search_cut} if search_cut else {}),
+        **({"replay_differed": True} if replay_differed else {}),
         "calls": calls or [ex.to_json() for ex in search.calls],
     }
     return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -11,6 +12,10 @@ from .rootcause import of_exception, root_cause
 KINDS = ("passed", "failed", "mismatch", "crashed", "timed_out", "skipped")
 ICON = {"passed": "✅", "failed": "❌", "mismatch": "≠", "crashed": "💥", "timed_out": "⏱", "skipped": "⏭"}
 MESSAGE_LIMIT = 4000  # enough for any stable fragment; tracebacks stay in the logs
+# A compiler's diagnostics (g++'s, nvcc's): what a C++ compile error is, often past a limit filled by its warnings.
+_DIAGNOSTIC = re.compile(r"^.*\b(?:error|fatal error|internal compiler error)\b:.*$|^.*\bKilled signal\b.*$", re.M)
+DIAGNOSTICS_LIMIT = 1500
+_PAST_CUT = "\n[... cut; the compiler's error lines past the cut:]\n"
 
 
 @dataclass
@@ -81,11 +86,21 @@ def from_exception(exc: BaseException) -> Outcome:
         exc = wrapped
     inner = of_exception(exc)
     if inner is not exc:
-        detail["cause"] = {"error_type": exception_type_name(inner), "message": str(inner)[:MESSAGE_LIMIT]}
+        detail["cause"] = {"error_type": exception_type_name(inner), "message": limited(str(inner))}
     where = raised_at(inner)
     if where:
         detail["raised_at"] = where
-    return Outcome("failed", exception_type_name(exc), str(exc)[:MESSAGE_LIMIT], detail=detail)
+    return Outcome("failed", exception_type_name(exc), limited(str(exc)), detail=detail)
+
+
+def limited(message: str) -> str:
+    """The message within MESSAGE_LIMIT: its head, and a compiler's error lines from past the head (a C++ compile
+    error's output can fill the limit with warnings before its first error)."""
+    if len(message) <= MESSAGE_LIMIT:
+        return message
+    cut = MESSAGE_LIMIT - DIAGNOSTICS_LIMIT - len(_PAST_CUT)
+    kept = "\n".join(m.group(0)[:300] for m in _DIAGNOSTIC.finditer(message, cut))[:DIAGNOSTICS_LIMIT]
+    return message[:cut] + _PAST_CUT + kept if kept else message[:MESSAGE_LIMIT]
 
 
 def raised_at(exc: BaseException) -> str | None:

@@ -338,7 +338,7 @@ class RunSession:
         example = json.dumps(finding.detail["example"], separators=(",", ":"))
         wanted = _first_new(finding)
         own = list(finding.detail.get("calls") or [])
-        while own and own[-1] == example:  # the falsifying example itself, replayed last
+        while own and Example.from_json(own[-1]) == Example.from_json(example):  # the falsifying call itself
             own.pop()
         candidates = [[], [(cell.stage, _first_at_each_shape(own))]]
         candidates += [[(st, _first_at_each_shape(exs)) for st, exs in [*earlier, (cell.stage, own)]]]
