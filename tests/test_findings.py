@@ -224,6 +224,21 @@ def test_a_row_with_findings_holds_whichever_of_them_a_run_meets_first(tmp_path)
     assert judge(CELL, row, before, RUN, tmp_path, "fuzz").complaint is not None
 
 
+def test_a_record_from_before_findings_is_held_to_a_findings_row_by_its_kind_and_a_flaky_one_is_unreadable(tmp_path):
+    """A record made before findings were recorded holds no findings to explain: a row that pins findings holds it by
+    its kind alone (the regrade of the committed evidence). One recorded as Hypothesis's FlakyFailure lacks what its
+    first call raised, which is what today's fuzz test records: only a new run regrades it."""
+    from compat.evidence.gate import Unreadable, regraded
+
+    row = Expectation(CELL, 0, fuzz_row([finding()]), "fuzz")
+    before = Outcome("mismatch", numerics=[{"ok": False, "why": "grad of x: differs"}])
+    assert judge(CELL, row, before, RUN, tmp_path, "fuzz").complaint is None
+    assert judge(CELL, row, Outcome("passed"), RUN, tmp_path, "fuzz").complaint is not None
+    flaky = Outcome("failed", "hypothesis.errors.FlakyFailure", "Hypothesis prop(...) produces unreliable results")
+    with pytest.raises(Unreadable, match="what the example's first call raised"):
+        regraded(flaky, CELL, "fuzz")
+
+
 def test_a_finding_new_to_its_run_agrees_with_a_row_recorded_since_and_a_gone_pin_with_a_row_that_dropped_it(tmp_path):
     """A merge or an accept regrades a run against the rows as they are now: a finding the run met unpinned is
     explained by a row written since that pins it, and a pin the run missed matters only to a row that still pins."""

@@ -20,9 +20,12 @@ from compat.matrix.kernels import KERNELS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {"my_kernels": "my_kernels.cases", "liger_kernel": "liger_cases"}  # repository -> its cases module
-FILES = [*sorted(ROOT.glob("results/*.json.gz")), *sorted(ROOT.glob("results/sample/*.json.gz"))] + sorted(
-    ROOT.glob("results/examples/*/*.json.gz")
-)
+FILES = [
+    *sorted(ROOT.glob("results/*.json.gz")),
+    *sorted(ROOT.glob("results/sample/*.json.gz")),
+    *sorted(ROOT.glob("results/examples/*/*.json.gz")),
+    *sorted(ROOT.glob("results/examples/*/sample/*.json.gz")),
+]
 GPU_RERUN = "bash scripts/gpu_run.sh NAME 560 --compat-devices=cuda (from the repository's folder), then merge it in"
 CPU_RERUN = "python -m compat run under that torch and triton on a CPU machine, then merge it in"
 # Files that hold fuzz records made before findings were recorded (by class, output and layout): today's judgement
@@ -40,6 +43,14 @@ STALE = {
     "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
     "results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
     "results/examples/my_kernels/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
+}
+
+# Records today's judgement cannot read, expected as data, each until its file's rerun (STALE's command) takes it off:
+# a fuzz test whose example's replay passed, recorded as Hypothesis's FlakyFailure without what its first call raised.
+UNREADABLE = {
+    "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": [
+        "fuzz axpy_inplace-autotune_triton_op-compile_dynamic-float16-cuda"
+    ],
 }
 
 
@@ -74,7 +85,9 @@ def _registered(repository: str | None):
 
 
 def _repository(path: Path) -> str | None:
-    return path.parent.name if path.parent.parent.name == "examples" else None
+    """The example repository whose run wrote the file (results/examples/NAME/..., its sample's too), else None."""
+    parts = path.relative_to(ROOT).parts
+    return parts[2] if parts[1] == "examples" else None
 
 
 @functools.cache
@@ -97,11 +110,16 @@ _regraded = functools.cache(_regrade)  # each committed file once per process: i
 def test_committed_results_regrade_as_expected(path):
     done = _regraded(path)
     assert done.records > 0
-    shown = "\n".join([*done.differ[:10], *done.unreadable[:10]])
-    assert done.green, (
+    name = str(path.relative_to(ROOT))
+    unlisted = [u for u in done.unreadable if u.split(":")[0] not in UNREADABLE.get(name, [])]
+    assert [u.split(":")[0] for u in done.unreadable if u not in unlisted] == UNREADABLE.get(name, []), (
+        f"{name}: a record UNREADABLE lists is readable now: take it off"
+    )
+    shown = "\n".join([*done.differ[:10], *unlisted[:10]])
+    assert not (done.differ or unlisted), (
         f"{path.relative_to(ROOT)}: {len(done.differ)} records not as expected and {len(done.unreadable)} "
         f"unreadable by today's judgement against today's expectations. Where the rows or the judgement are right, "
-        f"the evidence is not: {STALE.get(str(path.relative_to(ROOT)), GPU_RERUN)}.\n{shown}"
+        f"the evidence is not: {STALE.get(name, GPU_RERUN)}.\n{shown}"
     )
 
 
