@@ -239,6 +239,22 @@ def test_a_record_from_before_findings_is_held_to_a_findings_row_by_its_kind_and
         regraded(flaky, CELL, "fuzz")
 
 
+def test_a_pass_on_another_gpu_agrees_with_a_row_whose_findings_showed_on_one_gpu_alone(tmp_path):
+    """A finding recorded for the GPU it showed on holds only runs there: a pass on another GPU is no fix, whether
+    today's run or a record from before findings (the H100 file's silu_tma raw_jit compile_cudagraphs pass, against
+    the H200's finding after ten calls). On the GPU it showed on, or where the run's GPU is not known, the pass
+    still fails the row."""
+    row = Expectation(CELL, 0, fuzz_row([finding(gpu="NVIDIA H200")]), "fuzz")
+    fresh = Outcome("passed", detail={"findings": [], "new": [], "unreproduced": []})
+    for gpu, holds in (("NVIDIA H100 80GB HBM3", False), ("NVIDIA H200", True), (None, True)):
+        run = Run("2.11.0+cu130", "3.6.0", "gpu", gpu)
+        for passed in (fresh, Outcome("passed")):
+            assert (judge(CELL, row, passed, run, tmp_path, "fuzz").complaint is not None) is holds, (gpu, passed)
+    anywhere = Expectation(CELL, 0, fuzz_row([finding()]), "fuzz")  # a finding recorded for any GPU
+    h100 = Run("2.11.0+cu130", "3.6.0", "gpu", "NVIDIA H100 80GB HBM3")
+    assert judge(CELL, anywhere, fresh, h100, tmp_path, "fuzz").complaint is not None
+
+
 def test_a_finding_new_to_its_run_agrees_with_a_row_recorded_since_and_a_gone_pin_with_a_row_that_dropped_it(tmp_path):
     """A merge or an accept regrades a run against the rows as they are now: a finding the run met unpinned is
     explained by a row written since that pins it, and a pin the run missed matters only to a row that still pins."""

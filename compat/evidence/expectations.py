@@ -116,10 +116,12 @@ class Run:
     torch: str
     triton: str
     host: str
+    gpu: str | None = None  # the GPU's name, as a fuzz finding records where it showed (None: no GPU, or not known)
 
     @classmethod
     def from_env(cls, env: dict[str, Any]) -> "Run":
-        return cls(env["torch"], env["triton"], "gpu" if env["gpus"] else "cpu-only")
+        gpus = env["gpus"]
+        return cls(env["torch"], env["triton"], "gpu" if gpus else "cpu-only", gpus[0]["name"] if gpus else None)
 
 
 def _contains(spec: str | None, version: str) -> bool:
@@ -604,7 +606,7 @@ def accept(
                 }
                 new["provenance"] = new.pop("provenance")  # keeps the row's key order: provenance last
         mine = current is not None and current in exp.rows.get((section, current.cell_id), [])
-        if current is not None and gate.agrees(current, outcome):
+        if current is not None and gate.agrees(current, outcome, run.gpu):
             if mine and UNEXPLAINED in str(current.row.get("reason")) and UNEXPLAINED not in str(new.get("reason")):
                 # The catalogue now explains a row recorded as unexplained: explain it where it is.
                 cells[current.cell_id][current.index] = {**new, "provenance": current.row["provenance"]}

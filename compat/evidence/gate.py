@@ -59,6 +59,9 @@ class Versions(Protocol):
     @property
     def host(self) -> str: ...
 
+    @property
+    def gpu(self) -> str | None: ...
+
 
 class Unreadable(ResultsError):
     """A record lacks what today's judgement reads, or holds what it no longer knows: only a new run regrades it."""
@@ -176,14 +179,23 @@ def _explains(row: dict[str, Any], outcome: Outcome) -> bool:
     return all(any(p.explains(f) for p in rows) for f in met if f.difference != "overflow_only")
 
 
-def agrees(expectation: Row, outcome: Outcome) -> bool:
-    """Whether the outcome is what the row expects."""
+def _shown_elsewhere(row: dict[str, Any], gpu: str | None) -> bool:
+    """Every finding the fuzz row pins showed on another GPU than `gpu`, the run's: a run there is not held to them
+    (compat.evidence.findings), so its pass is no fix."""
+    pinned = findings.pins(row)
+    return gpu is not None and bool(pinned) and all(p.get("gpu") not in (None, gpu) for p in pinned)
+
+
+def agrees(expectation: Row, outcome: Outcome, gpu: str | None = None) -> bool:
+    """Whether the outcome is what the row expects, on the run's `gpu` (its name; None: not known)."""
     r = expectation.full
     if expectation.section == "fuzz":
         if _expects_pass(r):
             return outcome.kind == "passed" or (outcome.kind == "mismatch" and findings.overflow_only(outcome))
         if not _explains(r, outcome):
             return False  # a difference its findings do not explain, or a pinned one that no longer shows
+        if outcome.kind == "passed" and _shown_elsewhere(r, gpu):
+            return True
         if r.get("findings") and outcome.kind in ("mismatch", "failed") and not stale(outcome, "fuzz"):
             # Its findings say it all; which of them a run met first (a wrong value, an error) decides only the
             # outcome's kind and words, which follow the order of the examples, not the op.
@@ -237,7 +249,7 @@ def _against_row(
             f"  observed: {outcome.summary()}\n  If this is the new truth, record it: rerun with --compat-accept "
             f"(rewrites {path}) or edit cells.{cell_id} there by hand."
         )
-    if agrees(expectation, outcome):
+    if agrees(expectation, outcome, run.gpu):
         return None
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
     if section == "fuzz" and outcome.kind == expectation.full["outcome"]:
