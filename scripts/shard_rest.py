@@ -3,9 +3,9 @@
     python scripts/shard_rest.py LIST RESULTS FUZZ_TESTS OUT
 
 LIST: the shard's cells list; RESULTS: its run's results (.json or .json.gz); FUZZ_TESTS: the ids of the fuzz tests
-the runner collects for the gate, one per line (from `pytest --collect-only -q` there); OUT: the list to write. A cell is left when its
-record is missing, or its fuzz test was collected and has no record: running it again redoes both, and `merge`
-keeps the later run's.
+the runner collects for the gate, one per line (from `pytest --collect-only -q` there); OUT: the list to write.
+A cell is left when its record is missing, or its fuzz test was collected and has no record: running it again redoes
+both, and `merge` keeps the later run's.
 """
 
 import gzip

@@ -699,11 +699,11 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         section="fuzz",
         kernels=("axpy_inplace",),
         stages=("compile_max_autotune",),
-        reason="under mode='max-autotune' the in-place kernel's one-element sliced y comes back wrong after the "
-        "calls before it in the process, whatever wraps the kernel: measured on the H100 (torch 2.11, triton 3.6) "
-        "for autotune_restore_value_triton_op, whose restore_value restores y around each benchmark launch, and on "
-        "the H200 (the whole CUDA gate at 6510b99) for heuristics_constant_raw and triton_op_cpu_fallback, which "
-        "autotune nothing themselves; the other stages of the same ops give eager's values. The mechanism was not "
+        reason="under mode='max-autotune' the in-place kernel's one-element sliced y comes back wrong, whatever "
+        "wraps the kernel: measured on the H100 (torch 2.11, triton 3.6) for autotune_restore_value_triton_op, "
+        "whose restore_value restores y around each benchmark launch, and on the H200 (the whole CUDA gate at "
+        "6510b99) for heuristics_constant_raw and triton_op_cpu_fallback, which autotune nothing themselves, after "
+        "6 calls at other shapes; the other stages of the same ops give eager's values. The mechanism was not "
         "investigated",
         rewrite="none known yet; compile without max-autotune for this op",
     ),
@@ -878,8 +878,8 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         "with a bare AssertionError in cudagraph_trees.dealloc_current_path_weakrefs, whatever wraps the kernel. "
         "Observed on the H100 (torch 2.11) for custom_op and library_define: in each of these fuzz tests the "
         "failing call followed one refused view in the same process; on the H200 for raw_jit too (silu_tma, "
-        "whose launcher refuses sizes TMA cannot take). Upstream replaced the assert with a warning "
-        "(pytorch/pytorch#175562)",
+        "whose launcher refuses sizes TMA cannot take). pytorch/pytorch#175562 replaced that assert with a "
+        "warning (torch 2.13's cudagraph_trees.py has it)",
         rewrite="make inputs contiguous before the compiled call (or inside the op), so nothing raises inside the "
         "CUDA graph",
         source="torch/_inductor/cudagraph_trees.py (dealloc_current_path_weakrefs)",
