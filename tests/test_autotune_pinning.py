@@ -55,6 +55,32 @@ def test_only_the_kernels_own_autotuners_are_pinned_not_another_librarys():
     assert result.kind == "passed"
 
 
+@triton.jit
+def _scaled(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+def test_torchs_traced_copies_of_an_autotuner_over_heuristics_are_not_pinned():
+    """Tracing an autotuner over heuristics, torch keeps a copy of its configs with the heuristics folded in, an
+    autotuner on the bare kernel in its side table; each compile copies again. The copies are made here as
+    triton_kernel_wrap makes them (a CPU interpreter's trace goes through the autotuner instead)."""
+    import copy
+
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    original = triton.autotune(configs=[triton.Config({}, num_warps=2), triton.Config({}, num_warps=4)], key=[])(
+        triton.heuristics({"BLOCK": lambda args: 16})(_scaled)
+    )
+    for _ in range(3):  # three earlier traces
+        traced = triton.autotune(configs=copy.deepcopy(original.configs), key=[])(_scaled)
+        kernel_side_table.add_kernel(traced)
+    calls = []
+    result = on_every_config(lambda cell: calls.append(len(original.configs)) or Outcome("passed"), None, jit=_scaled)
+    assert calls == [2, 1, 1]  # as a user's call, then each of the original's configs alone; no copy pinned
+    assert list(result.detail["configs"]) == [str(c) for c in original.configs]
+
+
 def test_a_cell_that_fails_unpinned_is_not_run_again():
     triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_copy)
     calls = []

@@ -220,17 +220,19 @@ def _finding(kind: str, calls=(), pinned=False):
     )
 
 
-def _sequence_session(tmp_path, monkeypatch, shows, eager_differs=False):
-    """A fuzz test whose compile_backward child found FOUND after calls at 8 and 37 tokens (eager_backward ran first
-    there, at 8): its fresh children show it where `shows(calls)` says (calls: each stage's examples, in order)."""
+def _sequence_session(tmp_path, monkeypatch, shows, eager_differs=False, stage="compile_backward"):
+    """A fuzz test whose `stage` child found FOUND after calls at 8 and 37 tokens (eager_backward ran first there, at
+    8, unless it is the stage): its fresh children show it where `shows(calls)` says (calls: each stage's examples,
+    in order)."""
     from compat.matrix.cells import Cell
     from compat.run.session import RunSession
 
-    cell = Cell("silu", "autograd_function", "compile_backward", "float32", "cuda")
-    session = RunSession(tmp_path, [], fuzz_cells=[dataclasses.replace(cell, stage="eager_backward"), cell])
+    cell = Cell("silu", "autograd_function", stage, "float32", "cuda")
+    earlier = [] if stage == "eager_backward" else [dataclasses.replace(cell, stage="eager_backward")]
+    session = RunSession(tmp_path, [], fuzz_cells=[*earlier, cell])
     shared = {
         "eager_backward": _finding("passed", [CALL_8]),
-        "compile_backward": _finding("mismatch", [CALL_8, CALL_37, EXAMPLE]),
+        stage: _finding("mismatch", [CALL_8, CALL_37, EXAMPLE]),
     }
     monkeypatch.setattr(session, "_shared", lambda *a: ChildResult(shared, env={"pid": 1}, ready=True))
     ran = []
@@ -240,7 +242,7 @@ def _sequence_session(tmp_path, monkeypatch, shows, eager_differs=False):
         calls = [(st, known[st]["calls"]) for st in args["stages"] if known[st]["calls"]]
         ran.append((c.stage, calls))
         assert args["example"] == EXAMPLE and args["stages"][-1] == c.stage  # the finding's example, last
-        differs = eager_differs if c.stage == "eager_backward" else shows(calls)
+        differs = eager_differs if c.stage == "eager_backward" != stage else shows(calls)
         return ChildResult({c.stage: _finding("mismatch" if differs else "passed")}, env={"pid": 2}, ready=True)
 
     monkeypatch.setattr(session, "child", child)
@@ -285,6 +287,17 @@ def test_a_sequence_finding_is_the_harness_s_fault_where_eager_differs_too_or_no
     with pytest.raises(HarnessError, match="did not show in a fresh process, alone or after the calls"):
         session.fuzz_outcome(cell)
     assert len(ran) == 3  # alone, its own calls, the earlier stage's too (every call: the same, no shape repeats)
+
+
+def test_an_eager_stages_sequence_finding_is_the_ops_with_no_eager_replay(tmp_path, monkeypatch):
+    """Measured on the H200: warmup_launch's eager stage gave `misaligned address` after 4 earlier calls; replayed
+    through eager (itself) it gave it again, and the harness called that its own fault."""
+    session, cell, ran = _sequence_session(
+        tmp_path, monkeypatch, lambda calls: len(calls) == 1, eager_differs=True, stage="eager_backward"
+    )
+    outcome = session.fuzz_outcome(cell)
+    assert ran == [("eager_backward", []), ("eager_backward", [("eager_backward", [CALL_8, CALL_37])])]
+    assert outcome.kind == "mismatch" and "--after '" in outcome.detail["reproducer"]
 
 
 def test_a_sequence_tries_the_first_call_at_each_shape_before_every_call(tmp_path, monkeypatch):

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 import torch
 import torch.fx
 from torch._dynamo.testing import CompileCounterWithBackend
+from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 from torch._inductor import config
 from torch.utils.flop_counter import FlopCounterMode
-from triton.runtime.autotuner import Autotuner
+from triton.runtime.autotuner import Autotuner, Heuristics
 
 from ..errors import DeclarationError
 from ..evidence import numerics, outcomes
@@ -215,13 +216,27 @@ def _innermost(fn):
 
 def autotuners_of(jit) -> list:
     """The Autotuners alive in this process that tune `jit` (under any wrapper): the style's own, never another
-    library's that its import decorated (Liger-Kernel decorates dozens at import)."""
+    library's that its import decorated (Liger-Kernel decorates dozens at import), nor torch's traced copies."""
     target = _innermost(jit)
-    return [
+    tuners = [
         obj
         for obj in gc.get_objects()  # issubclass: see fresh_autotuners
         if issubclass(type(obj), Autotuner) and _innermost(obj) is target
     ]
+    return [t for t in tuners if not _traced_copy(t, tuners)]
+
+
+def _traced_copy(tuner, tuners: list) -> bool:
+    """Whether torch made `tuner` while tracing an autotuner over heuristics: it folds the heuristics into a copy of
+    that autotuner's configs at the moment, `autotune(configs=..., key=[])` on the bare kernel, kept in its kernel
+    side table (torch._higher_order_ops.triton_kernel_wrap). Each compile traces again and copies the pin of the
+    original, so a copy needs no pin; pinned anyway, every earlier trace's copy added a check per config to each
+    later stage, and an H200 probe child of 11 stages ran past 400 s in its fourth."""
+    return (
+        not isinstance(tuner.fn, Heuristics)
+        and tuner in kernel_side_table.kernel_to_id
+        and any(isinstance(t.fn, Heuristics) for t in tuners)
+    )
 
 
 def on_every_config(check, c: "Cell", jit=None) -> Outcome:
