@@ -141,6 +141,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
                 metavar="NAMES",
                 help=f"comma-separated {axis} names to {verb} (default: the pytest ini's compat_{axis}s, else all)",
             )
+        parser.add_argument("--cells", metavar="LIST", help=f"only the selected cells this file lists to {verb}")
     mer = sub.add_parser("merge", help="merge partial runs of one torch/triton into one results file")
     mer.add_argument("out", metavar="OUT.json", help="the merged results JSON to write")
     mer.add_argument(

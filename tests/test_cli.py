@@ -123,6 +123,15 @@ def test_shard_takes_the_directorys_own_selection_and_refuses_a_count_it_cannot_
     assert sorted(lists[0] + lists[1]) == sorted(c.id for c in want) and all(lists)
     assert cli.main(["shard", "--count", "999", "--durations", "r.json", "--out-dir", "other"]) == 2
     assert "between 1 and" in capsys.readouterr().err and not (tmp_path / "other").exists()
+    # --cells: the rest of a cut shard, split again; its cells only, whole shared children kept together
+    rest = [c.id for c in want if c.style == "triton_op"]
+    (tmp_path / "rest.txt").write_text("\n".join(rest))
+    assert cli.main(["shard", "--count", "2", "--durations", "r.json", "--cells", "rest.txt", "--out-dir", "rest"]) == 0
+    lists = [(tmp_path / "rest" / f"shard-{i}-of-2.txt").read_text().split() for i in (1, 2)]
+    assert sorted(lists[0] + lists[1]) == sorted(rest) and all(lists)
+    (tmp_path / "other.txt").write_text("silu-raw_jit-eager-float32-cpu_interpret\n")
+    assert cli.main(["shard", "--count", "1", "--durations", "r.json", "--cells", "other.txt"]) == 2
+    assert "none of its cells is in the selection" in capsys.readouterr().err
 
 
 @pytest.fixture

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
 import torch
 
-from ..errors import RegistryError
+from ..errors import CompatError, RegistryError
 from .contract import MISSING_FEATURE
 from .kernels import KERNELS
 from .stages import RUNS_LIBRARY_OF, STAGES
@@ -274,3 +275,14 @@ def _lane(cell: Cell, section: str) -> str:
     else:
         kind, middle = ("probe", None) if stage.probe else ("build", stage.export_mode)
     return "-".join(filter(None, (kind, cell.kernel, cell.style, middle, cell.dtype, cell.device)))
+
+
+def read_cell_list(path: str | None, option: str = "--compat-cells") -> set[str] | None:
+    """The cell ids a file lists, one per line (--compat-cells of a run, --cells of shard and cells)."""
+    if path is None:
+        return None
+    try:
+        lines = Path(path).read_text().split()
+    except OSError as exc:
+        raise CompatError(f"{option} {path}: cannot be read ({exc.strerror})") from None
+    return {parse_cell_id(line, f"{option} {path}").id for line in lines}

@@ -29,6 +29,7 @@ from ..matrix.cells import (
     lane,
     matrix,
     parse_cell_id,
+    read_cell_list,
     split_cell_id,
     why_none,
     why_not_applicable,
@@ -372,6 +373,11 @@ def _selected(args: argparse.Namespace) -> list:
     cells = matrix(select)
     if not cells:
         raise CompatError("the selection matches no cell of the matrix: " + "; ".join(why_none(select)[:6]))
+    listed = read_cell_list(args.cells, "--cells")
+    if listed is not None:  # a list's cells, as a run with --compat-cells holds them (the rest of a cut shard)
+        cells = [c for c in cells if c.id in listed]
+        if not cells:
+            raise CompatError(f"--cells {args.cells}: none of its cells is in the selection")
     return cells
 
 

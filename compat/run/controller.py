@@ -22,7 +22,7 @@ import pytest
 from xdist.scheduler import LoadGroupScheduling
 
 from ..atomic import check_writable, write_atomic
-from ..errors import CompatError, HarnessError, ResultsError
+from ..errors import HarnessError, ResultsError
 from ..evidence import baseline, findings, gate, results
 from ..evidence.expectations import Expectations, Run, accept_run, measured_on
 from ..evidence.outcomes import Outcome, skipped
@@ -38,6 +38,7 @@ from ..matrix.cells import (
     lane,
     matrix,
     parse_cell_id,
+    read_cell_list,
     why_none,
 )
 from ..matrix.stages import STAGES
@@ -653,16 +654,6 @@ def shared_child_group(nodeid: str, split: frozenset[str] = frozenset()) -> str 
     """The lane whose tests share one child process: a probe, a build, a fuzz child (compat.run.session)."""
     found = cell_of(nodeid)
     return lane(*found, split) if found else None
-
-
-def read_cell_list(path: str | None) -> set[str] | None:
-    if path is None:
-        return None
-    try:
-        lines = Path(path).read_text().split()
-    except OSError as exc:
-        raise CompatError(f"--compat-cells {path}: cannot be read ({exc.strerror})") from None
-    return {parse_cell_id(line, f"--compat-cells {path}").id for line in lines}
 
 
 def _gpu_used(outcome) -> str:
