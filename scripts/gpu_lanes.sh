@@ -16,7 +16,8 @@ cores=$(nproc)
 per=$(( cores / $# ))
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$work/machine.txt"
 echo "cores $cores, lanes $#, commit ${COMPAT_COMMIT:-unknown}" | tee -a "$work/machine.txt"
-pack() { tar -czf "$OUT/lanes.tar.gz.part" -C "$work" . && mv "$OUT/lanes.tar.gz.part" "$OUT/lanes.tar.gz"; }
+# One pack at a time: two lanes ending together raced on the same .part file (one mv found it gone).
+pack() { ( flock 9 && tar -czf "$OUT/lanes.tar.gz.part" -C "$work" . && mv "$OUT/lanes.tar.gz.part" "$OUT/lanes.tar.gz" ) 9>"$work.lock"; }
 export -f pack
 run() {  # NAME SECONDS [pytest args]: one matrix run into $work, its profile beside it
     OUT=$work bash "$root/scripts/gpu_run.sh" "$@"

@@ -25,6 +25,10 @@ def declare(**overrides):
         (dict(mutates=("y",)), "mutates ['y'], which are not tensor inputs"),
         (dict(inputs=(Tensor("x", ("rows",)),)), "names undeclared dims ['rows']"),
         (dict(inputs=(Tensor("x", ("n",)),), dims=(Dim("n", example=8, checks=(1, 9), max=4),)), "dim 'n': example 8"),
+        (  # the dynamic stages compile at the second check and run the third: two checks crashed the harness
+            dict(inputs=(Tensor("x", ("n",)),), dims=(Dim("n", example=8, checks=(1, 9), max=64),)),
+            "dim 'n' is dynamic (it has a max) and is checked at 2 size(s)",
+        ),
         (dict(reference=lambda y: y), "the reference's parameters ['y'] are not the inputs ['x']"),
         (dict(tunable=Tunable({"BLOCK": (1, 2)}, key=("n_elements",), threshold=4)), "tunable names ['BLOCK']"),
         (dict(embedding="graph"), "embedding 'graph' is none of"),

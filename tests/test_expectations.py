@@ -460,3 +460,35 @@ def test_a_row_recorded_unexplained_names_the_entry_that_explains_it_later(tmp_p
     (change,) = accept(exp, {CELL: DATA_POINTER}, GPU, MEASURED["measured"])
     assert change == f"{CELL}: explained as raw_launch_data_ptr"
     assert Expectations.load(exp.path).lookup(CELL, GPU).row["known"] == "raw_launch_data_ptr"
+
+
+def test_the_gate_fails_on_an_unexplained_row_until_it_is_explained(tmp_path):
+    """The README's promise: a failure accept recorded without a reason fails the gate, naming what to do; with a
+    reason the same outcome passes."""
+    row = {
+        "torch": "==2.11.*",
+        "triton": "==3.6.*",
+        "host": "gpu",
+        "outcome": "failed",
+        "error": "RuntimeError",
+        "match": "Cannot access data pointer",
+        "reason": UNEXPLAINED,
+        "provenance": MEASURED,
+    }
+    exp = Expectations.load(write_as_is(tmp_path, {CELL: [row]}))
+    complaint = judge(CELL, exp.lookup(CELL, GPU), DATA_POINTER, GPU, exp.path).complaint
+    assert "the row is unexplained" in complaint and "write its `reason:`" in complaint
+    exp = Expectations.load(write_as_is(tmp_path, {CELL: [{**row, "reason": "raw launches read data pointers"}]}))
+    assert judge(CELL, exp.lookup(CELL, GPU), DATA_POINTER, GPU, exp.path).complaint is None
+
+
+def test_a_cell_this_device_cannot_measure_needs_no_row_and_never_fails_the_gate(tmp_path):
+    """The README's CPU advice, followed literally: accepted with eager stages only, a plain run also meets the stages
+    the interpreter cannot run; with no row they are not measurable here (the catalogue says why), never failures.
+    A failure no entry marks so still fails without a row."""
+    cpu, cell = Run("2.13.0+cpu", "3.7.1", "cpu-only"), "silu-warmup_launch-compile_inductor-float32-cpu_interpret"
+    exp = Expectations.load(write_as_is(tmp_path, {}))
+    interpreter = Outcome("failed", "TypeError", "'NoneType' object is not subscriptable")
+    assert judge(cell, None, interpreter, cpu, exp.path).complaint is None
+    other = Outcome("failed", "TypeError", "unsupported operand type(s)")
+    assert "no expectation" in judge(cell, None, other, cpu, exp.path).complaint

@@ -53,7 +53,7 @@ def backward(ctx, dy):
 square.register_autograd(backward, setup_context=setup_context)
 register_op(Op(name="square", doc="x * x, a triton_op with a backward kernel", shipped=torch.ops.mine.square,
                reference=lambda x: x * x, inputs=(Tensor("x", ("rows", "cols")),),
-               dims=(Dim("rows", example=4, checks=(3, 5), max=64), Dim("cols", example=8, checks=(8,))),
+               dims=(Dim("rows", example=4, checks=(1, 3, 5), max=64), Dim("cols", example=8, checks=(8,))),
                dtypes=("float32",), devices=("cpu_interpret",), differentiable=True))
 """
 GATE = ("-p", "no:cacheprovider", "test_matrix.py", "--compat-stages=eager,eager_backward", "--compat-results=r.json")
@@ -109,7 +109,7 @@ register_op(Op(name="scaled_mul", doc="a * b * scale, its backward writing into 
                reference=lambda a, b, scale: a * b * scale,
                inputs=(Tensor("a", ("rows", "cols")), Tensor("b", ("rows", "cols")),
                        Scalar("scale", 1.0, choices=(3.0,))),
-               dims=(Dim("rows", example=4, checks=(3, 5), max=64), Dim("cols", example=8, checks=(8,))),
+               dims=(Dim("rows", example=4, checks=(1, 3, 5), max=64), Dim("cols", example=8, checks=(8,))),
                dtypes=("float32",), devices=("cpu",), differentiable=True))
 """
 TRAINING = "eager,eager_backward,compile_backward,compile_dynamic_backward"
@@ -200,7 +200,7 @@ def gelu_tanh(x):  # eager's formula
     return 0.5 * x * (1 + torch.tanh(u))
 
 register_op(Op(name="gelu_sigmoid", doc="tanh-GELU as z * sigmoid(2u)", shipped=gelu_sigmoid, reference=gelu_tanh,
-               inputs=(Tensor("x", ("rows", "cols")),), dims=(Dim("rows", example=4, checks=(3, 5), max=64),
+               inputs=(Tensor("x", ("rows", "cols")),), dims=(Dim("rows", example=4, checks=(1, 3, 5), max=64),
                Dim("cols", example=8, checks=(8,))), dtypes=("float32",), devices=("cpu",)))
 """
 

@@ -371,3 +371,25 @@ def test_an_interrupted_run_keeps_the_phases_its_cut_children_finished(tmp_path)
         "silu-triton_op-flop_count-float32-cuda": "failed",
     }
     assert "cut its child" in found["silu-triton_op-eager-float32-cuda"].detail["cut_short"]
+
+
+def test_an_error_the_harness_raises_is_a_harness_error_naming_its_frame_never_an_outcome(tmp_path):
+    """Planted: a check that unpacks more points than it has, in the suite's own code (compat.matrix.model), as
+    compile_dynamic once did with a Dim of two checks. The op's errors stay its outcomes, a CUDA error surfacing at
+    the harness's next sync included."""
+    from compat.child.journal import Journal
+    from compat.matrix.kernels import silu_reference
+    from compat.matrix.model import check_points
+
+    journal = Journal(str(tmp_path / "journal"))
+    with pytest.raises(HarnessError, match=r"the harness raised AttributeError: .* at compat/matrix/model\.py:\d+"):
+        journal.run("compile_dynamic", lambda: check_points(None))
+    assert journal.run("eager", lambda: silu_reference("not a tensor")).kind == "failed"  # torch's, the op's
+    surfaced = journal.run("eager", lambda: check_points(_RaisesCuda()))
+    assert surfaced.kind == "failed" and surfaced.error_type == "RuntimeError"
+
+
+class _RaisesCuda:
+    @property
+    def dims(self):
+        raise RuntimeError("CUDA error: misaligned address")

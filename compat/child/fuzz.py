@@ -73,6 +73,7 @@ from .checks import (
     proof,
     reference_gradients64,
 )
+from .journal import declaration_fault
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
@@ -111,6 +112,8 @@ class Difference:
 class Falsified(AssertionError):
     """An example whose outputs differ from eager's: the first comparison's words, every output that differed, and
     whether eager itself was not finite where float64 is (in any output of the example)."""
+
+    observation = True  # raised by the comparison on purpose: what the op did (compat.child.journal.harness_frame)
 
     def __init__(self, why: str, differences: list[Difference], eager_overflowed: bool = False):
         super().__init__(why)
@@ -490,8 +493,9 @@ def fuzz(
             raise  # the declaration's fault or the comparison's, not the example's: a harness error
         except Exception as raised:  # noqa: BLE001 - the falsifying example's error is the observation
             exc, flaky = _first_call(raised)
-            if isinstance(exc, HarnessError):
-                raise exc from raised
+            fault = declaration_fault(exc)
+            if fault is not None:
+                raise fault from raised
             replay_differed |= flaky
             at = tally.last
             found = search.unexplained(search.observed(exc, at)) if at is not None else []

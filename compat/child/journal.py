@@ -10,11 +10,17 @@ import json
 import os
 import resource
 import time
+from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import HarnessError
+from ..errors import DeclarationError, HarnessError
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
+from ..evidence.rootcause import of_exception
+
+PACKAGE = Path(__file__).resolve().parent.parent
+# The suite's own ops (its styles' wrappers and launchers, its kernels): what they raise is the op's outcome.
+OP_CODE = frozenset({PACKAGE / "matrix" / "styles.py", PACKAGE / "matrix" / "kernels.py"})
 
 # What a child reports of its own environment: which GPU it saw and which caches it wrote.
 CHILD_ENV = ("CUDA_VISIBLE_DEVICES", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_INTERPRET")
@@ -37,7 +43,14 @@ class Journal:
         self._write({"event": "ready"})
 
     def harness_error(self, exc: BaseException) -> None:
-        self._write({"event": "harness_error", "error": f"{outcomes.exception_type_name(exc)}: {exc}"})
+        declaration = isinstance(exc, DeclarationError)  # the user's to fix: bad input, exit 2
+        self._write(
+            {
+                "event": "harness_error",
+                "error": f"{outcomes.exception_type_name(exc)}: {exc}",
+                "declaration": declaration,
+            }
+        )
 
     def begin(self, phase: str) -> None:
         self._write({"event": "begin", "phase": phase, "cpu": cpu_seconds()})
@@ -69,11 +82,36 @@ def cpu_seconds() -> float:
 
 def declaration_fault(exc: BaseException) -> HarnessError | None:
     """The declaration's or the harness's fault behind an exception: itself, or one a tracer wrapped (Dynamo,
-    Hypothesis)."""
-    seen = set()
+    Hypothesis), or an error the harness's own code raised (harness_frame)."""
+    seen, first = set(), exc
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, HarnessError):
             return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
-    return None
+    root = of_exception(first)
+    where = harness_frame(root)
+    if where is None:
+        return None
+    return HarnessError(
+        f"the harness raised {type(root).__name__}: {str(root)[:300]} at {where}: a bug of this suite's code, not "
+        f"the op's outcome"
+    )
+
+
+def harness_frame(exc: BaseException) -> str | None:
+    """Where `exc` was raised, if in the suite's own code outside its ops (OP_CODE): the harness's bug, such as a
+    check that unpacks points a declaration lacks. A RuntimeError is torch's (a CUDA error an earlier launch left
+    surfaces at whatever syncs next, harness code included), and a comparison's failure is raised on purpose (an
+    exception marked `observation`)."""
+    if isinstance(exc, RuntimeError) or getattr(exc, "observation", False):
+        return None
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    path = Path(tb.tb_frame.f_code.co_filename).resolve()
+    if PACKAGE not in path.parents or path in OP_CODE:
+        return None
+    return f"{path.relative_to(PACKAGE.parent)}:{tb.tb_lineno} in {tb.tb_frame.f_code.co_name}"

@@ -68,6 +68,7 @@ from ..matrix.kernels import KERNELS
 from . import findings, gate
 from .catalogue import KNOWN, by_key, explain
 from .findings import Finding, example_json
+from .gate import UNEXPLAINED
 from .outcomes import KINDS, Outcome
 
 SCHEMA = 2
@@ -94,7 +95,6 @@ ROW_KEYS = {
 WORDS = ("match", "reason", "rewrite")  # what a row takes from its catalogue entry (`known`) or writes out
 IDS = "ids"  # a row's list of the cells it holds for, in the file
 SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
-UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
 
 
 def _parse_key(key: str, where: str) -> list[Cell]:

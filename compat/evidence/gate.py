@@ -22,12 +22,15 @@ from ..errors import ResultsError
 from ..matrix.cells import split_cell_id
 from ..matrix.kernels import KERNELS
 from . import findings
+from .catalogue import by_key, explain
 from .diff import GROUPS
 from .findings import DIFFERENCES, Finding, is_overflow
 from .numerics import EAGER_MULTIPLE, TOL, declared_tolerance
 from .outcomes import Outcome
 
 TITLES = {key: title for key, title, _ in GROUPS}  # the gate and the upgrade diff name a change alike
+# The reason accept gives a row no catalogue entry explains: the gate fails on it until someone says why.
+UNEXPLAINED = "unexplained: recorded by --compat-accept; replace with the reason"
 
 
 class Row(Protocol):
@@ -235,6 +238,13 @@ def _fuzz_how(cell_id: str, outcome: Outcome, path) -> str:
     return f"reproduce: {outcome.detail['reproducer']}\n  {how}" if outcome.detail.get("reproducer") else how
 
 
+def unmeasurable(outcome: Outcome, row: dict[str, Any], cell_id: str) -> str | None:
+    """Why the cell's device cannot measure its stage, where the failure is the device's (a catalogue entry with
+    `unmeasurable`: the row's, else the one that explains the outcome), else None."""
+    entry = by_key(str(row["known"])) if row.get("known") else explain(outcome, split_cell_id(cell_id, "a verdict"))
+    return entry.unmeasurable if entry is not None else None
+
+
 def _against_row(
     cell_id: str, expectation: Row | None, outcome: Outcome, run: Versions, path, section: str
 ) -> str | None:
@@ -244,13 +254,22 @@ def _against_row(
     if expectation is None:
         if section == "fuzz":
             return _fuzz_without_row(cell_id, outcome, path)
+        if outcome.kind != "passed" and unmeasurable(outcome, {}, cell_id):
+            return None  # the device cannot run the stage at all: no verdict on the op here, rows or none
         return (
             f"{cell_id}: no expectation for torch {run.torch}, triton {run.triton}, host {run.host}.\n"
             f"  observed: {outcome.summary()}\n  If this is the new truth, record it: rerun with --compat-accept "
             f"(rewrites {path}) or edit cells.{cell_id} there by hand."
         )
     if agrees(expectation, outcome, run.gpu):
-        return None
+        if UNEXPLAINED not in str(expectation.full.get("reason", "")):
+            return None
+        return (
+            f"{'fuzz ' if section == 'fuzz' else ''}{cell_id}: as its row records, and the row is unexplained.\n"
+            f"  expected: {expectation.describe()}  ({expectation.where})\n  observed: {outcome.summary()}\n"
+            f"  Say why it is not a bug: write its `reason:` in {path}, or register a catalogue entry (compat.Known, "
+            f"register_known) and accept again; where the op is wrong, fix it."
+        )
     kind = "expected failure now passes (strict)" if outcome.kind == "passed" else "outcome changed"
     if section == "fuzz" and outcome.kind == expectation.full["outcome"]:
         kind = "its findings changed"

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..matrix.cells import package_cell_of, split_cell_id
 from ..matrix.stages import STAGES
-from .catalogue import by_key, explain
 from .expectations import measurements
 from .findings import overflow_only
+from .gate import unmeasurable
 from .outcomes import Outcome, clip
 
 # verdict -> (the short label in a grid, the legend's words). Order: how a reader ranks them, best first.
@@ -210,13 +210,6 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             )
         )
     return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
-
-
-def unmeasurable(outcome: Outcome, row: dict[str, Any], cell_id: str) -> str | None:
-    """Why the cell's device cannot measure its stage, where the failure is the device's (a catalogue entry with
-    `unmeasurable`: the row's, else the one that explains the outcome), else None."""
-    entry = by_key(str(row["known"])) if row.get("known") else explain(outcome, split_cell_id(cell_id, "a verdict"))
-    return entry.unmeasurable if entry is not None else None
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:

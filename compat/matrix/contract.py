@@ -55,6 +55,7 @@ FLOAT_DTYPES = ("float32", "float16", "bfloat16")
 EMBEDDINGS = ("op", "sandwich")
 SCALAR_KINDS = (int, float, bool, str)
 MAX_VARIANTS = 16  # every variant is a call in every model, export and package: a few, not a product of many
+DYNAMIC_POINTS = 3  # the dynamic stages' check points: a first size, then two through one graph
 
 
 class _Given:
@@ -373,6 +374,15 @@ class Contract:
             top = d.max if d.dynamic else d.example
             if not (d.min <= d.example <= top) or any(not d.min <= s <= top for s in d.sizes()):
                 yield f"dim {d.name!r}: example {d.example} and checks {d.checks} must lie in [{d.min}, {top}]"
+        points = max([len(d.sizes()) for d in self.dims] + [1])
+        dynamic = [d for d in self.dims if d.dynamic]
+        if dynamic and points < DYNAMIC_POINTS and not self.checked_at_batches:
+            yield (
+                f"dim {dynamic[0].name!r} is dynamic (it has a max) and is checked at {points} size(s): the dynamic "
+                f"stages compile at the second check and run the third through the same graph, so declare at least "
+                f"{DYNAMIC_POINTS} checks, say checks=({dynamic[0].min}, {(dynamic[0].min + dynamic[0].max) // 2 + 1}, "
+                f"{dynamic[0].max}) (1 first where it may be: it specialises)"
+            )
         try:
             params = list(inspect.signature(self.reference).parameters)
         except (TypeError, ValueError):
@@ -425,6 +435,12 @@ class Contract:
             for t in ([a.tensor] if isinstance(a, OneOf) else [a])
             if isinstance(t, Tensor) and t.passed
         )
+
+    @property
+    def checked_at_batches(self) -> bool:
+        """Checked at the matrix's batches (compat.matrix.model.CHECK_BATCHES), not at its dims' checks: a sandwich
+        kernel, and an any-shape op (as a hidden activation)."""
+        return getattr(self, "embedding", "op") == "sandwich" or self.any_shape
 
     @property
     def any_shape(self) -> bool:

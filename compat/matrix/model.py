@@ -347,7 +347,7 @@ def example_point(kernel: "Entry") -> dict[str, int]:
 
 def batched(kernel: "Entry") -> bool:
     """Checked at batches: the sandwich, and an any-shape op alone (as a (batch, 64) hidden activation)."""
-    return kernel.embedding == "sandwich" or kernel.any_shape
+    return kernel.checked_at_batches
 
 
 def points(kernel: "Entry") -> list:

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, VERDICTS, Verdict, of_doc
+from ..evidence.outcomes import Outcome
+from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, VERDICTS, Verdict, of_doc, unmeasurable
 from ..evidence.versions import chart_rows, collect
 from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
@@ -69,12 +70,14 @@ class CellView:
     expected: bool  # an expectation row applied to this run, or a baseline (compat.evidence.baseline)
     remedy: str | None
     environment: str | None  # set when the AOTI canary fails too: the environment, not the style, is at fault
+    unmeasurable: str | None = None  # why this device cannot run the stage at all: no verdict on the op here
 
     @classmethod
     def of(cls, cell: dict[str, Any]) -> "CellView":
         o = cell["outcome"]
         # A cell without rows that its run compared against a baseline counts as expected, or not, by that.
         expected = bool(cell.get("expected") or cell.get("against_baseline"))
+        expected_row = cell.get("expected") or {}
         return cls(
             cell["id"],
             o["kind"],
@@ -82,6 +85,9 @@ class CellView:
             expected,
             o["detail"].get("remedy"),
             o["detail"].get("environment_failure"),
+            None
+            if o["kind"] in ("passed", "skipped")
+            else unmeasurable(Outcome.from_dict(o), expected_row, cell["id"]),
         )
 
 

@@ -18,7 +18,8 @@ LETTER = {"passed": "P", "failed": "F", "mismatch": "M", "crashed": "C", "timed_
 LEGEND = (
     "ok passes; xf fails as expected; xm wrong values as expected; xc/xt crashes/hangs as expected; "
     "!P !F !M !C !T differs from its expectation (now passes, fails, wrong values, crashes, hangs); "
-    "?P ?F ... no expectation for this run; -- not run here"
+    "?P ?F ... no expectation for this run; nm not measurable on this device (its row or the catalogue says why); "
+    "-- not run here"
 )
 DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 AS_EXPECTED = {
@@ -27,6 +28,7 @@ AS_EXPECTED = {
     "mismatch": "give wrong values as expected",
     "crashed": "crash as expected",
     "timed_out": "hang as expected",
+    "unmeasurable": "not measurable on this device",
 }
 
 
@@ -35,6 +37,8 @@ def mark(c: CellView | None) -> str:
         return ""
     if c.kind == "skipped":
         return "--"
+    if c.unmeasurable and not c.unexpected:  # the device's failure, not the op's, with or without a row
+        return "nm"
     if not c.expected:
         return "?" + LETTER[c.kind]
     return "!" + LETTER[c.kind] if c.unexpected else EXPECTED_MARK[c.kind]
@@ -57,7 +61,10 @@ def headline(doc: dict[str, Any]) -> list[str]:
     cells = doc["cells"]
     ran = [c for c in cells if c["outcome"]["kind"] != "skipped"]
     differ = sum(1 for c in ran if c["verdict"])
-    expected = Counter(c["outcome"]["kind"] for c in ran if not c["verdict"])
+    views = {c["id"]: CellView.of(c) for c in ran}
+    expected = Counter(
+        "unmeasurable" if views[c["id"]].unmeasurable else c["outcome"]["kind"] for c in ran if not c["verdict"]
+    )
     parts = ", ".join(f"{n} {AS_EXPECTED[k]}" for k, n in expected.items())
     if (doc.get("options") or {}).get("accept"):  # an accept records what differed: nothing fails on it
         lines = [
@@ -148,7 +155,10 @@ def summary_lines(doc: dict[str, Any], results_path: str | None = None, width: i
         lines += [f"ENVIRONMENT FAILURE: {e}" for e in sorted({c.environment for c in views if c.environment})]
         lines += [f"REMEDY: {r}" for r in sorted({c.remedy for c in views if c.remedy})]
     for error in doc.get("harness_errors", []):
-        lines.append(f"HARNESS ERROR {error['id']} ({error['section']}): {error['error'][:300]}")
+        what = "DECLARATION ERROR" if error.get("declaration") else "HARNESS ERROR"
+        lines.append(f"{what} {error['id']} ({error['section']}): {error['error'][:300]}")
+    if any(e.get("declaration") for e in doc.get("harness_errors", [])):
+        lines.append("a declaration error is the declaration's to fix (exit 2): accepting records nothing for it")
 
     lines += [
         wrapped

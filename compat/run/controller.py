@@ -22,7 +22,7 @@ import pytest
 from xdist.scheduler import LoadGroupScheduling
 
 from ..atomic import check_writable, write_atomic
-from ..errors import HarnessError, ResultsError
+from ..errors import DeclarationError, HarnessError, ResultsError
 from ..evidence import baseline, findings, gate, results
 from ..evidence.expectations import Expectations, Run, accept_run, measured_on
 from ..evidence.outcomes import Outcome, skipped
@@ -230,12 +230,16 @@ class MatrixRun:
         try:
             outcome = skipped(reason) if reason else run(cell)
         except HarnessError as exc:  # the harness failed, not the cell: never recorded as an outcome or accepted
+            declaration = isinstance(exc, DeclarationError)
             node.user_properties.append(
-                ("compat_harness_error", {"id": cell.id, "section": section, "error": str(exc)})
+                (
+                    "compat_harness_error",
+                    {"id": cell.id, "section": section, "error": str(exc), "declaration": declaration},
+                )
             )
+            what = "DECLARATION ERROR" if declaration else "HARNESS ERROR"
             pytest.fail(
-                f"HARNESS ERROR in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}",
-                pytrace=False,
+                f"{what} in {cell.id} (not the cell's outcome; nothing recorded or accepted): {exc}", pytrace=False
             )
         record = self.judged(cell, outcome, section, gated=not reason)
         record.update(
@@ -478,6 +482,8 @@ class Controller(MatrixRun):
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         elif self.needs_reason and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a wrong value recorded without a reason is found
+        if any(e.get("declaration") for e in self.harness_errors):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # a declaration to fix is bad input: exit 2
         if self.nothing_ran and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a gate that checked nothing is no green gate
         # Packages and caches take gigabytes: a green run leaves nothing behind; a failed one keeps its logs.

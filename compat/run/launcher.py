@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..child.protocol import IMPORTS_ENV, ISA_FILE_ENV, NVML_CHECK, USER_NVML_CHECK
-from ..errors import HarnessError
+from ..errors import DeclarationError, HarnessError
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
 from ..processes import kill_for_time, kill_group, parent_death_signal
@@ -48,6 +48,7 @@ class ChildResult:
     log: str = ""
     env: dict[str, str | None] = field(default_factory=dict)  # the child's CHILD_ENV, and its pid
     harness_error: str | None = None  # the harness failed in this child: no phase's outcome is the cell's
+    declaration: bool = False  # that failure is a declaration's (compat.errors.DeclarationError): the user's to fix
     ready: bool = False  # the child imported its task's code
     cpu_s: float = 0.0  # the CPU time of the child and of the compilers it waited for
     span: tuple[float, float] | None = None  # (first, last) journal times; not recorded, read by Launcher.run
@@ -60,6 +61,7 @@ class ChildResult:
             "log": self.log,
             "env": self.env,
             "harness_error": self.harness_error,
+            "declaration": self.declaration,
             "ready": self.ready,
             "cpu_s": self.cpu_s,
         }
@@ -73,6 +75,7 @@ class ChildResult:
             d["log"],
             d["env"],
             d.get("harness_error"),
+            d.get("declaration", False),
             d.get("ready", True),
             d.get("cpu_s", 0.0),
         )
@@ -87,7 +90,8 @@ class ChildResult:
         Phases are those up to `final`, or only those named in `among` when the child also did work for other cells;
         a phase that ended the child (crash, timeout) before `final` counts either way."""
         if self.harness_error:
-            raise HarnessError(f"{self.harness_error} (child log: {self.log})")
+            error = DeclarationError if self.declaration else HarnessError
+            raise error(f"{self.harness_error} (child log: {self.log})")
         for name, outcome in self.phases.items():
             counts = among is None or name in among or outcome.kind in ("crashed", "timed_out")
             if counts and outcome.kind != "passed":
@@ -128,7 +132,7 @@ def read_journal(path: Path) -> ChildResult:
             if started is not None:  # the child's imports of its task's code (the profile's "startup" phase)
                 result.seconds["startup"] = round(entry["t"] - started, 3)
         elif event == "harness_error":
-            result.harness_error = entry["error"]
+            result.harness_error, result.declaration = entry["error"], entry.get("declaration", False)
         elif event == "begin":
             begun[entry["phase"]] = entry
             result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
