@@ -37,7 +37,7 @@ register_op(Op(name="gated_decay", doc="q * k * exp(g), g <= 0, its options by k
                        Tensor("g", ("rows", "cols"), domain="negative", keyword=True),
                        Tensor("initial_state", ("rows", "cols"), optional=True, passed=False, keyword=True),
                        Scalar("output_final_state", False, keyword=True)),
-               dims=(Dim("rows", example=4, checks=(3, 5), max=64), Dim("cols", example=8, checks=(8,))),
+               dims=(Dim("rows", example=4, checks=(1, 3, 5), max=64), Dim("cols", example=8, checks=(8,))),
                dtypes=("float32",), devices=("cpu",), differentiable=True))
 """
 STAGES = "eager,eager_backward,compile_eager,compile_aot_eager,export_strict,export_nonstrict"

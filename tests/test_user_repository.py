@@ -109,7 +109,7 @@ def reference(x, scale):
     return scale * x * torch.sigmoid(x)
 
 
-ROWS = Dim("rows", example=8, checks=(1, 37), max=1024)
+ROWS = Dim("rows", example=8, checks=(1, 8, 37), max=1024)
 for name in OPS:
     ns = getattr(torch.ops, name)
     register_op(

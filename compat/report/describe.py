@@ -211,6 +211,9 @@ def _expectation(cell_id: str, expectations: Expectations, run: Run, label: str)
         f"host {full.get('host', 'any')}",
     ]
     entry = by_key(row.row["known"]) if row.row.get("known") else None
+    if entry is not None and entry.unmeasurable:  # the device's failure: no verdict on the op here
+        lines[0] = f"expectation {label}: not measurable on this device ({row.describe()})"
+        lines.append(f"  not measurable here: {entry.unmeasurable}")
     if entry is not None:
         lines.append(f"  catalogue: {entry.key}: {entry.reason}")
     elif full.get("reason"):
