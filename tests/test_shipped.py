@@ -474,3 +474,72 @@ def test_a_style_that_wraps_a_kernel_never_applies_to_an_op_as_shipped_and_says_
     assert why_not_applicable(Cell("silu", "as_shipped", "eager", "float32", "cuda")).startswith(
         "it is a bare Triton kernel"
     )
+
+
+TUNED = """
+import itertools
+
+import torch
+import triton
+import triton.language as tl
+from torch.library import triton_op, wrap_triton
+
+from compat import Dim, Op, Tensor, register_op
+
+
+@triton.jit
+def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr, OFF_BY: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0 + OFF_BY, mask=mask)
+
+
+_TIMES = itertools.cycle([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
+
+
+def _first_wins(kernel_call, quantiles=None, **kwargs):  # this machine's benchmark: the right config always wins
+    kernel_call()
+    return next(_TIMES)
+
+
+_tuned = triton.autotune(
+    configs=[triton.Config({"BLOCK": 64, "OFF_BY": 0}), triton.Config({"BLOCK": 64, "OFF_BY": 1})],
+    key=["n"],
+    do_bench=_first_wins,
+)(_double)
+
+
+@triton_op("tuned_cases::double", mutates_args=())
+def double(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    n = x.numel()
+    wrap_triton(_tuned)[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+    return y
+
+
+register_op(Op(name="tuned_double", doc="an op whose own autotuner has a wrong config the benchmark never picks",
+               shipped=torch.ops.tuned_cases.double, reference=lambda x: x * 2, inputs=(Tensor("x", ("rows",)),),
+               dims=(Dim("rows", example=100, checks=(8, 100)),), dtypes=("float32",), devices=("cpu_interpret",)))
+"""
+
+
+@pytest.mark.slow
+def test_an_ops_own_autotuner_is_checked_config_by_config_whichever_the_benchmark_picks(project):
+    """The config that gives wrong values is never this machine's pick (another GPU's benchmark may pick it): the
+    op's eager call shows the autotuner it goes through, and each of its configs runs pinned."""
+    project.makepyfile(tuned_cases=TUNED)
+    project.makeini("[pytest]\ncompat_cases = tuned_cases\n")
+    result = project.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "test_matrix.py",
+        "--compat-kernels=tuned_double",
+        "--compat-stages=eager",
+        "--compat-accept",
+        "--compat-results=r.json",
+    )
+    (cell,) = json.loads((project.path / "r.json").read_text())["cells"]
+    outcome = cell["outcome"]
+    assert outcome["kind"] == "mismatch", outcome
+    assert "with the autotuner pinned to BLOCK: 64, OFF_BY: 1" in outcome["message"]
+    assert sorted(outcome["detail"]["configs"].values()) == ["mismatch", "passed"]

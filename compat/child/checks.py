@@ -244,11 +244,11 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
     differs between GPU models. The check runs as a user's first call does (the autotuner benchmarks and picks),
     then again with each config of the kernel's autotuners pinned (the only one it has: nothing to benchmark); the
     cell's outcome is the first that is not a pass, naming its config, and detail["configs"] holds every config's.
-    `jit`: the kernel whose autotuners count (default: the cell's Kernel's; an op as shipped has none declared, so
-    its own autotuners, if any, keep the winner of the race: its pages say it was not pinned)."""
+    `jit`: the kernel whose autotuners count (default: the cell's Kernel's; an op as shipped declares none: its
+    autotuners are those its eager call goes through, `eager_launches`)."""
     result = check(c)
-    jit = jit if jit is not None else getattr(KERNELS[c.kernel], "jit", None)
-    tuners = [t for t in autotuners_of(jit) if len(t.configs) > 1] if jit is not None else []
+    jit = jit if jit is not None else getattr(KERNELS[c.kernel], "jit", None) if c is not None else None
+    tuners = [t for t in (autotuners_of(jit) if jit is not None else own_autotuners(c)) if len(t.configs) > 1]
     if not tuners or result.kind != "passed":  # a cell that fails as a user's call does is already its worst
         return result
     seen = {}
@@ -272,6 +272,16 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
                 result = pinned
     result.detail["configs"] = seen
     return result
+
+
+def own_autotuners(c: "Cell | None") -> list:
+    """The autotuners an op as shipped went through when run eagerly at its example (none for a Kernel, whose jit
+    names them, or where eager fails): a config that gives wrong values is found whichever config the benchmark
+    picks on this GPU."""
+    if c is None or hasattr(KERNELS[c.kernel], "jit"):
+        return []
+    launched = eager_launches(dataclasses.replace(c, stage="eager"))
+    return list(launched.autotuners) if launched is not None else []
 
 
 def fresh_autotuners() -> None:

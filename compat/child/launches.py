@@ -17,6 +17,7 @@ import torch
 import torch.fx
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 from torch.utils._python_dispatch import TorchDispatchMode
+from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
 TORCH_NAMESPACES = ("aten", "prims", "prim")  # torch's own ops: what the op is made of, not what it ships
@@ -26,6 +27,8 @@ TORCH_NAMESPACES = ("aten", "prims", "prim")  # torch's own ops: what the op is 
 class Launched:
     ops: dict[str, list[str]] = field(default_factory=dict)  # op overload ("ns.name.default") -> kernels inside it
     kernels: list[str] = field(default_factory=list)  # Triton kernels launched outside any recorded op
+    # The autotuners the call went through (the objects, first call first): an op's own, found from what it launches
+    autotuners: list = field(default_factory=list, compare=False)
 
     def describe(self) -> dict:
         return {"ops": {op: sorted(set(k)) for op, k in self.ops.items()}, "kernels": sorted(set(self.kernels))}
@@ -84,14 +87,25 @@ def record(fn, *args) -> Launched:
 
         return run
 
+    def tuned(original):
+        def run(self, *a, **kw):
+            if not any(t is self for t in launched.autotuners):
+                launched.autotuners.append(self)
+            return original(self, *a, **kw)
+
+        return run
+
+    tuner_run = Autotuner.run
     for cls, original in originals.items():
         cls.run = hooked(original)
+    Autotuner.run = tuned(tuner_run)
     try:
         with recorder, torch.no_grad():
             fn(*args)
     finally:
         for cls, original in originals.items():
             cls.run = original
+        Autotuner.run = tuner_run
     return launched
 
 
