@@ -214,6 +214,7 @@ class StyleLine:
     partly: list[tuple[str, list[str]]]  # (stage, the kernels where it does not work)
     fails: list[str]
     instead: str | None
+    unmeasurable: list[str] = field(default_factory=list)  # stages this device cannot run at all: no verdict here
 
     def text(self) -> str:
         parts = []
@@ -226,6 +227,8 @@ class StyleLine:
             )
         if self.fails:
             parts.append(f"does not work in {', '.join(self.fails)}")
+        if self.unmeasurable:
+            parts.append(f"not measurable on this device in {', '.join(self.unmeasurable)}")
         text = "; ".join(parts) + "."
         return text + (f" Instead: {self.instead}." if self.instead and (self.fails or self.partly) else "")
 
@@ -366,10 +369,12 @@ class Docs:
         lines = []
         for style in sorted({r.style for r in self.rows if r.device == device}, key=_family_order):
             rows = [r for r in self.rows if r.style == style and r.device == device]
-            works, partly, fails, rewrites = [], [], [], Counter()
+            works, partly, fails, unmeasurable, rewrites = [], [], [], [], Counter()
             for stage in self.stages:
-                ran = [(r.kernel, v) for r in rows for _, v in r.cells.get(stage, []) if v.kind != "skipped"]
+                seen = [(r.kernel, v) for r in rows for _, v in r.cells.get(stage, []) if v.kind != "skipped"]
+                ran = [(k, v) for k, v in seen if v.kind != "unmeasurable"]
                 if not ran:
+                    unmeasurable += [stage] if seen else []
                     continue
                 bad = sorted({k for k, v in ran if not v.works})
                 rewrites.update(v.rewrite for _, v in ran if not v.works and v.rewrite)
@@ -387,6 +392,7 @@ class Docs:
                     partly,
                     fails,
                     rewrites.most_common(1)[0][0] if rewrites else None,
+                    unmeasurable,
                 )
             )
         return lines
