@@ -247,9 +247,11 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
     `jit`: the kernel whose autotuners count (default: the cell's Kernel's; an op as shipped declares none: its
     autotuners are those its eager call goes through, `eager_launches`)."""
     result = check(c)
+    if result.kind != "passed":  # a cell that fails as a user's call does is already its worst
+        return result
     jit = jit if jit is not None else getattr(KERNELS[c.kernel], "jit", None) if c is not None else None
     tuners = [t for t in (autotuners_of(jit) if jit is not None else own_autotuners(c)) if len(t.configs) > 1]
-    if not tuners or result.kind != "passed":  # a cell that fails as a user's call does is already its worst
+    if not tuners:
         return result
     seen = {}
     for tuner in tuners:
