@@ -445,18 +445,20 @@ def test_an_upgrade_that_changes_no_outcome_is_a_diff_of_a_few_screens(tmp_path)
     assert len(diff) < 1000, f"{len(diff)} lines of diff for {len(changes)} widened cells"
 
 
+UNEXPLAINED_ROW = {
+    "torch": "==2.11.*",
+    "triton": "==3.6.*",
+    "host": "gpu",
+    "outcome": "failed",
+    "error": "RuntimeError",
+    "match": "Cannot access data pointer",
+    "reason": UNEXPLAINED,
+    "provenance": MEASURED,
+}
+
+
 def test_a_row_recorded_unexplained_names_the_entry_that_explains_it_later(tmp_path):
-    unexplained = {
-        "torch": "==2.11.*",
-        "triton": "==3.6.*",
-        "host": "gpu",
-        "outcome": "failed",
-        "error": "RuntimeError",
-        "match": "Cannot access data pointer",
-        "reason": UNEXPLAINED,
-        "provenance": MEASURED,
-    }
-    exp = Expectations.load(write_as_is(tmp_path, {CELL: [unexplained]}))
+    exp = Expectations.load(write_as_is(tmp_path, {CELL: [UNEXPLAINED_ROW]}))
     (change,) = accept(exp, {CELL: DATA_POINTER}, GPU, MEASURED["measured"])
     assert change == f"{CELL}: explained as raw_launch_data_ptr"
     assert Expectations.load(exp.path).lookup(CELL, GPU).row["known"] == "raw_launch_data_ptr"
@@ -465,16 +467,7 @@ def test_a_row_recorded_unexplained_names_the_entry_that_explains_it_later(tmp_p
 def test_the_gate_fails_on_an_unexplained_row_until_it_is_explained(tmp_path):
     """The README's promise: a failure accept recorded without a reason fails the gate, naming what to do; with a
     reason the same outcome passes."""
-    row = {
-        "torch": "==2.11.*",
-        "triton": "==3.6.*",
-        "host": "gpu",
-        "outcome": "failed",
-        "error": "RuntimeError",
-        "match": "Cannot access data pointer",
-        "reason": UNEXPLAINED,
-        "provenance": MEASURED,
-    }
+    row = UNEXPLAINED_ROW
     exp = Expectations.load(write_as_is(tmp_path, {CELL: [row]}))
     complaint = judge(CELL, exp.lookup(CELL, GPU), DATA_POINTER, GPU, exp.path).complaint
     assert "the row is unexplained" in complaint and "write its `reason:`" in complaint

@@ -249,7 +249,8 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
     result = check(c)
     if result.kind != "passed":  # a cell that fails as a user's call does is already its worst
         return result
-    jit = jit if jit is not None else getattr(KERNELS[c.kernel], "jit", None) if c is not None else None
+    if jit is None and c is not None:
+        jit = getattr(KERNELS[c.kernel], "jit", None)
     tuners = [t for t in (autotuners_of(jit) if jit is not None else own_autotuners(c)) if len(t.configs) > 1]
     if not tuners:
         return result
@@ -277,10 +278,9 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
 
 
 def own_autotuners(c: "Cell | None") -> list:
-    """The autotuners an op as shipped went through when run eagerly at its example (none for a Kernel, whose jit
-    names them, or where eager fails): a config that gives wrong values is found whichever config the benchmark
-    picks on this GPU."""
-    if c is None or hasattr(KERNELS[c.kernel], "jit"):
+    """The autotuners an op as shipped went through when run eagerly at its example (none where eager fails): a
+    config that gives wrong values is found whichever config the benchmark picks on this GPU."""
+    if c is None:
         return []
     launched = eager_launches(dataclasses.replace(c, stage="eager"))
     return list(launched.autotuners) if launched is not None else []

@@ -13,8 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..evidence.gate import unmeasurable
 from ..evidence.outcomes import Outcome
-from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, VERDICTS, Verdict, of_doc, unmeasurable
+from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, VERDICTS, Verdict, of_doc
 from ..evidence.versions import chart_rows, collect
 from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES

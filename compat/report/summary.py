@@ -61,9 +61,8 @@ def headline(doc: dict[str, Any]) -> list[str]:
     cells = doc["cells"]
     ran = [c for c in cells if c["outcome"]["kind"] != "skipped"]
     differ = sum(1 for c in ran if c["verdict"])
-    views = {c["id"]: CellView.of(c) for c in ran}
     expected = Counter(
-        "unmeasurable" if views[c["id"]].unmeasurable else c["outcome"]["kind"] for c in ran if not c["verdict"]
+        "unmeasurable" if CellView.of(c).unmeasurable else c["outcome"]["kind"] for c in ran if not c["verdict"]
     )
     parts = ", ".join(f"{n} {AS_EXPECTED[k]}" for k, n in expected.items())
     if (doc.get("options") or {}).get("accept"):  # an accept records what differed: nothing fails on it
