@@ -153,6 +153,13 @@ def test_merge_takes_each_cells_latest_run_and_regrades_it(tmp_path):
     assert all("no expectation" in c["verdict"] for c in merged["cells"])  # regraded against the empty file
     assert [m["path"] for m in merged["options"]["merged_from"]] == paths
     assert merged["options"]["one_commit"] is False  # these runs recorded no commit: not shown to be one code's
+    # The later run by date wins whatever the order of the paths (a folder's glob sorts a cut run's rest first).
+    first["environment"] = {**first["environment"], "date": "2026-11-27T10:00:00+00:00"}
+    second["environment"] = {**second["environment"], "date": "2026-11-28T10:00:00+00:00"}
+    for name, d in (("a.json", first), ("b.json", second)):
+        (tmp_path / name).write_text(json.dumps(d))
+    by_id = {c["id"]: c for c in results.merge(paths[::-1], Expectations.load(exp_path))["cells"]}
+    assert by_id["silu-raw_jit-export_nonstrict-bfloat16-cuda"]["source"] == paths[1]
     for d, commit in ((first, "a" * 40), (second, "a" * 40)):
         d["environment"] = {**d["environment"], "commits": {"compat": commit, "repository": "the harness's"}}
         (tmp_path / ("a.json" if d is first else "b.json")).write_text(json.dumps(d))
@@ -327,3 +334,26 @@ def test_a_diff_flags_a_triton_change_and_counts_the_cells_each_side_knows_nothi
     assert "Unknown: 1 cells before and 0 after were not run there" in md
     same, _ = upgrade.markdown(b, b, "b.json", "b.json")
     assert "Another Triton" not in same and "Unknown:" not in same
+
+
+@pytest.mark.slow  # runs git
+def test_a_merge_of_several_commits_names_the_files_of_compat_they_differ_in():
+    """A reader of a patchwork sees whether its commits differ in what observes or only in what judges."""
+    import subprocess
+
+    from compat.run.commands import _code_differs_in
+
+    root = Path(__file__).resolve().parents[1]
+    head, parent = (
+        subprocess.run(["git", "-C", str(root), "rev-parse", ref], capture_output=True, text=True).stdout.strip()
+        for ref in ("HEAD", "HEAD~1")
+    )
+    touched = subprocess.run(
+        ["git", "-C", str(root), "diff", "--name-only", parent, head, "--", "compat/"], capture_output=True, text=True
+    ).stdout.split()
+    of = lambda *commits: [{"commits": {"compat": c}} for c in commits]  # noqa: E731
+    assert _code_differs_in(of(head, head)) == []
+    assert _code_differs_in(of(parent, head)) == sorted(touched)
+    assert _code_differs_in(of(head, head + "+changes")) is None  # uncommitted changes: cannot be told
+    assert _code_differs_in(of(head, "f" * 40)) is None  # a commit this checkout lacks
+    assert _code_differs_in([{"commits": None}, *of(head)]) is None  # a run from before runs named commits

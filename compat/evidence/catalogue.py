@@ -190,6 +190,20 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         "do_not_specialize= its size arguments before warmup",
     ),
     Known(
+        r"(torch\.)?AcceleratorError",
+        r"misaligned address",
+        key="fuzz_warmup_specialised_alignment",
+        section="fuzz",
+        styles=("warmup_launch",),
+        stages=("eager", "flop_count"),
+        reason="warmup() compiled the kernel at the first launch's arguments, whose pointers were 16-byte aligned; "
+        "Triton bakes that alignment into the compiled code (vectorised loads), so a later launch on a view whose "
+        "data starts off that alignment (a sliced input) fails with CUDA's misaligned address. Observed on the "
+        "H200 (torch 2.11, triton 3.6) in the whole CUDA gate: eager, a sliced input after contiguous ones",
+        rewrite="launch kernel[grid](...) (Triton compiles per specialisation), or make inputs contiguous before "
+        "the warmed-up launch",
+    ),
+    Known(
         DYNAMO_UNSUPPORTED,
         r"Unsupported method call",
         key="warmup_dynamo_unsupported",

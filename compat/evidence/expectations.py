@@ -25,7 +25,6 @@
                                         #     output, layout, difference, cause, max_rel_err or error, and the
                                         #     example (JSON) replayed first in every run; a later run fails on a
                                         #     difference none of them explains, and on one that no longer shows
-                                        #   reproducer: the command that reproduces the first
                                         # a cell without fuzz rows is expected to pass its fuzz test
 
 A cell's rows are those listing its own id, then those listing its any-dtype key, each in file order. In memory
@@ -90,8 +89,10 @@ ROW_KEYS = {
     "provenance",
     "example",
     "findings",
-    "reproducer",
 }
+# Written by earlier versions and dropped on reading: the command follows from the id and the example
+# (a run's own output prints it), and it doubled the fuzz rows' size.
+DROPPED_KEYS = ("reproducer",)
 WORDS = ("match", "reason", "rewrite")  # what a row takes from its catalogue entry (`known`) or writes out
 IDS = "ids"  # a row's list of the cells it holds for, in the file
 SECTIONS = ("cells", "fuzz")  # the matrix's cells, and the fuzz tests' findings
@@ -245,7 +246,16 @@ def cell_view(data: Any, where: str) -> dict[str, Any]:
             f"{where}: schema {data['schema']!r} is not supported (this version reads {' and '.join(map(str, READS))})"
         )
     if data["schema"] == 1:
-        return {**data, "schema": SCHEMA}
+        return {
+            "schema": SCHEMA,
+            **{
+                section: {cell_id: [_kept(row) for row in rows] for cell_id, rows in cells.items()}
+                if isinstance(cells, dict) and all(isinstance(rows, list) for rows in cells.values())
+                else cells
+                for section, cells in data.items()
+                if section != "schema"
+            },
+        }
     view: dict[str, Any] = {"schema": SCHEMA}
     for section in SECTIONS:
         rows = data.get(section, [])
@@ -260,8 +270,12 @@ def cell_view(data: Any, where: str) -> dict[str, Any]:
                     f"{where}: {section}[{i}]: a row must be a mapping whose '{IDS}' lists the cells it holds for"
                 )
             for cell_id in row[IDS]:
-                cells.setdefault(str(cell_id), []).append({k: v for k, v in row.items() if k != IDS})
+                cells.setdefault(str(cell_id), []).append(_kept({k: v for k, v in row.items() if k != IDS}))
     return view
+
+
+def _kept(row: Any) -> Any:
+    return {k: v for k, v in row.items() if k not in DROPPED_KEYS} if isinstance(row, dict) else row
 
 
 def validate(data: dict[str, Any], where: str) -> None:
@@ -462,7 +476,7 @@ def row_from(
     cell_id: str, outcome: Outcome, run: Run, measured: dict[str, str], section: str = "cells"
 ) -> dict[str, Any]:
     """A row recording an observation; a failure the catalogue knows gets its stable match, reason and rewrite. A
-    fuzz finding carries its falsifying example and reproducer, replayed first in every later run."""
+    fuzz finding carries its falsifying example, replayed first in every later run."""
     row: dict[str, Any] = {
         "torch": _minor_spec(run.torch),
         "triton": _minor_spec(run.triton),
@@ -617,7 +631,7 @@ def accept(
                 devices = {m["device"] for m in measurements(current.row["provenance"])}
                 alone = run.host == "gpu" and devices <= {measured["device"]}
                 pinned = {
-                    **{k: v for k, v in current.row.items() if k not in ("example", "reproducer", "provenance")},
+                    **{k: v for k, v in current.row.items() if k not in ("example", "provenance")},
                     **findings.recorded(outcome, measured["device"] if alone else None),
                     "provenance": current.row["provenance"],
                 }
@@ -684,7 +698,8 @@ def accept_run(
         if row is None or row.row["outcome"] == "passed" or UNEXPLAINED not in str(row.full.get("reason")):
             continue
         found = "; ".join(f.text() for f in _findings(row.row)) or outcome.summary()
-        reproduce = f"\n    reproduce: {row.row['reproducer']}" if row.row.get("reproducer") else ""
+        command = outcome.detail.get("reproducer")
+        reproduce = f"\n    reproduce: {command}" if command else ""
         needs.append(f"fuzz {cell_id}: {found}{reproduce}")
     return Accepted(changes, needs)
 

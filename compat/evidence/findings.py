@@ -221,8 +221,8 @@ def pins(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 def recorded(outcome, gpu: str | None = None) -> dict[str, Any]:
     """What a fuzz row records of a fuzz outcome: its findings (without this run's counts; an overflow where eager
-    overflows too is no failure, so no pin; a new one with the `gpu` it showed on) and the first one's reproducer;
-    an outcome from before findings were pinned, its example and reproducer."""
+    overflows too is no failure, so no pin; a new one with the `gpu` it showed on); an outcome from before findings
+    were pinned, its example."""
     detail = outcome.detail
     found = [
         {k: v for k, v in f.items() if k not in ("pinned", "seen")} | ({"gpu": gpu} if gpu and "gpu" not in f else {})
@@ -230,9 +230,9 @@ def recorded(outcome, gpu: str | None = None) -> dict[str, Any]:
         if not is_overflow(f)
     ]
     if found:
-        return {"findings": found, **({"reproducer": detail["reproducer"]} if detail.get("reproducer") else {})}
+        return {"findings": found}
     if detail.get("example"):
-        return {"example": json.dumps(detail["example"], separators=(",", ":")), "reproducer": detail["reproducer"]}
+        return {"example": json.dumps(detail["example"], separators=(",", ":"))}
     return {}
 
 

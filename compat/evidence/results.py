@@ -95,13 +95,15 @@ def _in_repository(path) -> str:
 
 def merge(paths: list[str], expectations) -> dict[str, Any]:
     """One document from several partial runs of the same torch and triton (shards, or runs cut short by a time
-    limit): each cell as its latest run measured it, its verdict recomputed against `expectations` (said in the
-    options, so a reader knows the gate did not see these verdicts live). Cells no longer in the matrix are left out."""
+    limit): each cell as its latest run measured it (by the runs' dates), its verdict recomputed against
+    `expectations` (said in the options, so a reader knows the gate did not see these verdicts live). Cells no longer
+    in the matrix are left out."""
     docs = [(_in_repository(p), load(p)) for p in paths]  # loaded where given, named as its repository names it
     versions = {(d["environment"]["torch"], d["environment"]["triton"]) for _, d in docs}
     if len(versions) > 1:
         raise ResultsError(f"cannot merge runs of different torch / triton versions: {sorted(versions)}")
     merged: dict[str, dict[str, Any]] = {"cells": {}, "fuzz": {}}
+    measured_at: dict[tuple[str, str], str] = {}  # (section, id): the date of the run its record is from
     sources, left_out = [], 0
     for path, doc in docs:
         env = doc["environment"]
@@ -122,11 +124,16 @@ def merge(paths: list[str], expectations) -> dict[str, Any]:
                 }
             ]
         )
+        dates = {s["path"]: s["date"] for s in inner} if inner else {}
         for section, records in merged.items():
             for cell in doc.get(section, []):
                 if not in_matrix(cell["id"]):
                     left_out += 1
                     continue
+                date = dates.get(cell["source"], env["date"]) if inner else env["date"]
+                if measured_at.get((section, cell["id"]), "") > date:
+                    continue  # a later run measured it: the runs' order on the command line does not matter
+                measured_at[section, cell["id"]] = date
                 records[cell["id"]] = {
                     **judged(cell, section, expectations, run),
                     "source": cell["source"] if inner else str(path),

@@ -8,6 +8,7 @@ import argparse
 import configparser
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -338,6 +339,8 @@ def _merge(args: argparse.Namespace) -> int:
             f"RUN...), or remove it first; nothing was written"
         )
     doc = results.merge(args.results, Expectations.load(_expectations_path(args)))
+    if not doc["options"]["one_commit"]:
+        doc["options"]["code_differs_in"] = _code_differs_in(doc["options"]["merged_from"])
     _writable(Path(args.out), "OUT")
     results.write(args.out, doc)
     s = doc["summary"]
@@ -348,8 +351,41 @@ def _merge(args: argparse.Namespace) -> int:
         f"{s['unexpected']} cells and {fuzz.get('unexpected', 0)} fuzz tests differ from expectations"
     )
     if not doc["options"]["one_commit"]:
-        print(f"{args.out}: its runs are not shown to be one commit's code (options.merged_from names each run's)")
+        differs = doc["options"]["code_differs_in"]
+        print(
+            f"{args.out}: its runs are not shown to be one commit's code (options.merged_from names each run's)"
+            + (
+                f"; between their commits compat/ differs in: {', '.join(differs) or 'nothing'}"
+                if differs is not None
+                else ""
+            )
+        )
     return FOUND if differ else OK  # the merged run, gated as one: a cell or fuzz test that differs is found
+
+
+def _code_differs_in(sources: list[dict]) -> list[str] | None:
+    """The files of compat/ that differ between the merged runs' commits (so a reader sees whether they differ in
+    what observes or only in what judges); None where that cannot be told: a run without a commit, or with
+    uncommitted changes, or a commit this checkout lacks."""
+    commits = sorted({(s.get("commits") or {}).get("compat") or "" for s in sources})
+    if any(not c or c.endswith("+changes") for c in commits):
+        return None
+    root = Path(__file__).resolve().parents[2]
+    files: set[str] = set()
+    for other in commits[1:]:
+        try:
+            diff = subprocess.run(
+                ["git", "-C", str(root), "diff", "--name-only", commits[0], other, "--", "compat/"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if diff.returncode != 0:
+            return None
+        files.update(diff.stdout.split())
+    return sorted(files)
 
 
 def _selected(args: argparse.Namespace) -> list:
