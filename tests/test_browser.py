@@ -152,17 +152,23 @@ def test_the_index_is_the_answer_at_most_8000_px_tall_at_1600_px(browser, commit
 
 
 @pytest.mark.slow
-def test_the_measured_chart_is_the_first_table_and_fits_one_screen_at_1000_px(browser, committed):
+def test_the_answers_come_first_one_line_each_then_the_measured_chart_at_1000_px(browser, committed):
     from selenium.webdriver.common.by import By
 
     page, _ = committed
     browser.set_window_size(1000, 800)
     browser.get(page.as_uri())
+    answers = browser.find_elements(By.CSS_SELECTOR, "ul.answers > li")
+    assert answers and answers[0].location["y"] < 600
+    line = browser.execute_script("return parseFloat(getComputedStyle(arguments[0]).lineHeight)", answers[0])
+    too_long = [a.text for a in answers if a.size["height"] > 1.5 * line]
+    assert not too_long, too_long  # each answer one line, its evidence behind "why"
+    answers[0].find_element(By.CSS_SELECTOR, "summary").click()
+    assert "Compared on the" in answers[0].find_element(By.CSS_SELECTOR, "details").text
     first = browser.find_element(By.CSS_SELECTOR, "table")
     assert "measured" in first.get_attribute("class")
-    bottom = first.location["y"] + first.size["height"]
-    height, width = browser.execute_script("return [window.innerHeight, window.innerWidth]")
-    assert bottom <= height and first.size["width"] <= width, (bottom, height, first.size)
+    width = browser.execute_script("return window.innerWidth")
+    assert first.size["width"] <= width, first.size
     cell = first.find_element(By.CSS_SELECTOR, "td[title]")
     assert re.match(r"\d+ kernels; ", cell.get_attribute("title"))  # what the glyph stands on, on hover
 

@@ -336,6 +336,22 @@ def test_a_diff_flags_a_triton_change_and_counts_the_cells_each_side_knows_nothi
     assert "Another Triton" not in same and "Unknown:" not in same
 
 
+def test_an_upgrade_page_says_first_what_it_compared_and_gives_no_verdict_for_a_device_neither_ran():
+    """Two CPU-only runs say nothing of CUDA: the heading counts the cells compared per device, and the page names
+    the device it gives no verdict for."""
+    cpu = [cell("eager", "passed", device="cpu"), cell("compile_inductor", "passed", device="cpu")]
+    a = doc([*cpu, cell("eager", "skipped"), cell("compile_inductor", "skipped")])
+    b = doc([cell("eager", "failed", device="cpu", error="RuntimeError"), cpu[1], cell("eager", "skipped")])
+    md, _ = upgrade.markdown(a, b, "a.json", "b.json")
+    lines = md.splitlines()
+    assert lines[0] == "## Support matrix diff: 2 cells compared (cpu 2)"
+    assert "No verdict for `cuda`: no cell of it ran on both sides." in md
+    assert "**Regressions found.**" in md
+    nothing, _ = upgrade.markdown(doc([cell("eager", "skipped")]), doc([cell("eager", "skipped")]), "a", "b")
+    assert nothing.splitlines()[0] == "## Support matrix diff: nothing compared"
+    assert "No verdict: no cell ran on both sides." in nothing and "No regressions" not in nothing
+
+
 @pytest.mark.slow  # runs git
 def test_a_merge_of_several_commits_names_the_files_of_compat_they_differ_in():
     """A reader of a patchwork sees whether its commits differ in what observes or only in what judges."""

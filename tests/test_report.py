@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from compat.__main__ import main
-from compat.evidence import verdicts
+from compat.evidence import results, verdicts
 from compat.matrix.styles import CANONICAL_STYLES
 from compat.report import page, recommend, report
 from compat.report.summary import summary_lines
@@ -189,7 +189,7 @@ def test_ranking_puts_the_canonical_style_before_its_variant_at_equal_evidence()
     ]
     assert ranked[1].breadth > ranked[0].breadth
     assert recommend.named(ranked[1]) == "`triton_op` (variant `register_autograd`, strict export)"
-    assert recommend.answers(data)[0].startswith("**inference under torch.compile**: use `triton_op`, does it")
+    assert recommend.answers(data)[0].head == "**inference under torch.compile**: use `triton_op` — fuzz-verified"
 
 
 def test_each_failing_kernel_gets_its_own_instead():
@@ -219,7 +219,7 @@ def test_each_failing_kernel_gets_its_own_instead():
     )
     assert (
         "`triton_op` does not (fails for matmul (instead: an autograd.Function); rms_norm, silu (instead: "
-        "register_autograd))" in recommend.answers(data)[1]
+        "register_autograd))" in recommend.answers(data)[1].evidence
     )
 
 
@@ -237,15 +237,16 @@ def test_one_sentence_says_when_no_package_passed_its_fuzz_test_on_views():
         if c["axes"]["stage"] != "aoti_cpp_nonstrict"
     ]
     data = recommend.table(doc(cells, fuzz_records=wrong), verdicts.of_doc(doc(cells, fuzz_records=wrong)))
-    assert recommend.packages_on_views(data) == (
-        "**Non-contiguous inputs to an AOTInductor package**: none of the 2 packages fuzzed here, of any style, took "
-        f"every non-contiguous layout and gave eager's values; {recommend.CONTIGUOUS_CAVEAT}."
+    assert recommend.packages_on_views(data) == recommend.Said(
+        "**Non-contiguous inputs to an AOTInductor package**: no style's package gives eager's values",
+        "None of the 2 packages fuzzed here, of any style, took every non-contiguous layout and gave eager's values; "
+        f"{recommend.CONTIGUOUS_CAVEAT}.",
     )
     assert recommend.answers(data)[-1] == recommend.packages_on_views(data)
     # One package that took every layout: no such sentence.
     right = [fuzz(c, "passed") for c in cells if c["axes"]["stage"] != "aoti_cpp_nonstrict"]
     data = recommend.table(doc(cells, fuzz_records=right), verdicts.of_doc(doc(cells, fuzz_records=right)))
-    assert recommend.packages_on_views(data) == "" and len(recommend.answers(data)) == len(recommend.GOALS)
+    assert recommend.packages_on_views(data) is None and len(recommend.answers(data)) == len(recommend.GOALS)
 
 
 def test_unexpected_cells_are_marked_everywhere():
@@ -449,12 +450,50 @@ def test_the_pages_open_with_one_answer_per_goal_naming_the_main_styles():
 
     d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
     lines = recommend.answers(recommend.table(d, verdicts.of_doc(d)))
-    assert [line.split("**")[1] for line in lines] == [question for question, _ in recommend.GOALS]
-    cpp = next(line for line in lines if line.startswith("**AOTInductor from C++ with gradients"))
-    assert all(f"`{style}`" in cpp for style in CANONICAL_STYLES)
+    assert [said.head.split("**")[1] for said in lines] == [question for question, _ in recommend.GOALS]
+    cpp = next(said for said in lines if said.head.startswith("**AOTI from C++ and compiled gradients"))
+    assert all(f"`{style}`" in cpp.head + cpp.evidence for style in CANONICAL_STYLES)
     md = (ROOT / "docs" / "SUPPORT_MATRIX.md").read_text()
-    assert md.index("| stage |") < md.index(lines[0]) < md.index("  - does all of it (fuzz-verified)")  # the
-    # measured chart first, then the answers, then each goal's detail
+    # the answers first, each one line with its evidence below it, then each goal's detail, then the measured chart
+    assert md.index(f"- {lines[0].head}\n  - {lines[0].evidence}\n") < md.index("  - does all of it (fuzz-verified)")
+    assert md.index("  - does all of it (fuzz-verified)") < md.index("| stage |")
+
+
+def test_every_committed_recommendation_compares_styles_on_the_kernels_they_all_ran():
+    """From the results alone: the kernels every main style ran, the styles an answer names each ran all of them,
+    and the answer says on how many (a style measured on 2 kernels does not win by missing the hard ones)."""
+    for md, text, measured in _pages_with_answers():
+        ran: dict[str, set] = {}
+        for c in measured["cells"]:
+            if c["axes"]["device"] == "cuda" and c["outcome"]["kind"] != "skipped":
+                ran.setdefault(c["axes"]["style"], set()).add(c["axes"]["kernel"])
+        main = [ran[s] for s in CANONICAL_STYLES if s in ran]
+        common = set.intersection(*main) if main else set()
+        said = re.findall(r"ompared on the (\d+) kernels? all main styles ran \(([^)]*)\)", text)
+        if not any(k > common for k in main):
+            assert not said, md  # the same kernels everywhere: nothing to qualify
+            continue
+        lines = text.splitlines()
+        answered = [
+            (line, lines[i + 1]) for i, line in enumerate(lines) if line.startswith("- **") and ": use `" in line
+        ]
+        assert answered and len(said) >= len(answered), md
+        assert {(int(n), names) for n, names in said} == {(len(common), ", ".join(sorted(common)))}, md
+        for line, evidence in answered:
+            named = re.findall(r"variant `(\w+)`|`(\w+)`", line + evidence.split("; on its own kernels")[0])
+            styles = {variant or style for variant, style in named if (variant or style) in ran}
+            assert styles and all(ran[s] >= common for s in styles), (md, line)
+
+
+def _pages_with_answers():
+    """The committed support matrices (the suite's, the examples') with the results file each names."""
+    for md in sorted(ROOT.glob("**/docs/SUPPORT_MATRIX.md")):
+        if ".venv" in md.parts:
+            continue
+        text = md.read_text()
+        source = re.search(r"Generated by `python -m compat report (\S+)`", text)
+        if source:
+            yield md, text, results.load((md.parent.parent / source.group(1)).resolve())
 
 
 def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide_a_style():
@@ -463,13 +502,15 @@ def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide
     d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
     docs = report.Docs(d)
     goal = "**inference under torch.compile**"
-    every = next(line for line in recommend.answers(docs.recommend) if line.startswith(goal))
-    silu = next(line for line in recommend.answers(docs.kernel_recommend["silu"]) if line.startswith(goal))
+    every = next(said for said in recommend.answers(docs.recommend) if said.head.startswith(goal))
+    silu = next(said for said in recommend.answers(docs.kernel_recommend["silu"]) if said.head.startswith(goal))
     # The host-TMA kernel gives wrong values under Inductor, without an error: said so, not "fails".
-    assert "`triton_op` does not (silently wrong for silu_tma" in every
-    assert "use `triton_op`, does it, fuzz-verified (measured on 1 kernel, 0 cells" in silu  # on silu's own cells
+    assert "`triton_op` does not (silently wrong for silu_tma" in every.evidence
+    # on silu's own cells: one kernel, nothing to compare on
+    assert silu.head == f"{goal}: use `triton_op` — fuzz-verified"
+    assert silu.evidence.startswith("`triton_op` does it, fuzz-verified (measured on 1 kernel, 0 cells")
     md = report.kernel_pages(d, "r.json")[f"{report.KERNEL_PAGES}/silu.md"]
-    assert md.index("## Which style for `silu`") < md.index("## The grid") and silu in md
+    assert md.index("## Which style for `silu`") < md.index("## The grid") and silu.head in md
 
 
 def test_an_answer_says_fails_silently_wrong_and_wrong_on_views_apart_per_kernel():
@@ -499,8 +540,9 @@ def test_an_answer_says_fails_silently_wrong_and_wrong_on_views_apart_per_kernel
         if c["outcome"]["kind"] == "passed"
     ]
     d = doc(cells, fuzz_records=fuzzed)
-    line = recommend.answers(recommend.table(d, verdicts.of_doc(d)))[0]
-    assert line.startswith("**inference under torch.compile**: use `raw_jit`")
+    said = recommend.answers(recommend.table(d, verdicts.of_doc(d)))[0]
+    line = said.evidence
+    assert said.head.startswith("**inference under torch.compile**: use `raw_jit`")
     assert (
         "`triton_op` does not (fails for matmul; silently wrong for silu_tma; wrong on non-contiguous inputs "
         "only for silu (instead: pass contiguous inputs); works for the others)"

@@ -15,9 +15,9 @@ so a glyph never claims more than every kernel showed, and the cell's note names
   a failure says so, a wrong value does not, so no failure of another kernel hides it.
 
 The gradient rows chart what a user ships to train: a `triton_op` trains through `register_autograd` (the style
-`register_autograd`, named in the row), not a bare `triton_op` no gradient formula reaches; no style of the matrix
-registers autograd on a `custom_op`, so its gradient cells are not measured. AOTI is charted after strict and after
-non-strict export.
+`register_autograd`, named in the row), not a bare `triton_op` no gradient formula reaches; a `custom_op` is charted
+as it is, with no autograd registered (no style of the matrix registers one on it), so its gradient cells show how
+it fails. AOTI is charted after strict and after non-strict export.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ GROUPS = (
 )
 # The gradient rows: the style whose cells fill each column there (None: no style of the matrix, not measured).
 GRADIENT_GROUPS = ("compile, grads", "dynamic, grads")
-TRAINS_VIA = {"triton_op": "register_autograd", "custom_op": None}
+TRAINS_VIA = {"triton_op": "register_autograd"}
+UNTRAINED = {"custom_op": "a bare `custom_op`, no autograd registered (no style of the matrix registers one on it)"}
 # A kernel's class is the last of these any of its cells has (best first, after the one that measured nothing: a
 # device that cannot run a stage at all, which any measured class outranks).
 CLASSES = {
@@ -111,21 +112,24 @@ class ChartCell:
     def worst(self) -> str | None:
         return max(self.kernels.values(), key=ORDER.index) if self.kernels else None
 
+    def tally(self) -> str:
+        """How many of its kernels fall in each class, best first (✅ 7 ❌ 1): one bad kernel reads as one."""
+        counts = [(cls, sum(c == cls for c in self.kernels.values())) for cls in ORDER]
+        return " ".join(f"{CLASSES[cls][0]} {n}" for cls, n in counts if n)
+
     def note(self) -> str:
         """Each class's kernels, best first: what the glyph stands on."""
         shown = via(self.style, self.group)
         if not self.kernels:
-            return (
-                "not measured: no style of the matrix registers autograd on it"
-                if shown is None and self.group in GRADIENT_GROUPS and self.style in TRAINS_VIA
-                else "not measured"
-            )
+            return "not measured"
+        bare = self.group in GRADIENT_GROUPS and self.style in UNTRAINED
         parts = []
         for cls in ORDER:
             named = sorted(k for k, c in self.kernels.items() if c == cls)
             if named:
                 parts.append(f"{CLASSES[cls][1]}: {', '.join(named)}")
-        return (f"as `{shown}`, " if shown else "") + f"{len(self.kernels)} kernels; " + "; ".join(parts)
+        said = f"as `{shown}`, " if shown else f"{UNTRAINED[self.style]}; " if bare else ""
+        return said + f"{len(self.kernels)} kernels; " + "; ".join(parts)
 
 
 def _classes(
@@ -242,10 +246,10 @@ def markdown(cells: list[ChartCell], device: str, never_fuzzed_line: str = "") -
     out = [
         f"## Which style survives which stage, measured on {device}",
         "",
-        "The tutorial's chart, from this results file: each cell is the worst any kernel showed (its number: "
-        "on how many kernels it was measured; its letter: the note naming each kernel's class). Gradient rows: "
-        "`triton_op` as `triton_op` + `register_autograd` (what a user ships to train); no style registers "
-        "autograd on a `custom_op`, so — there. Non-strict export for save/load (torch.export's default since "
+        "The tutorial's chart, from this results file: each cell counts the kernels measured in each class, best "
+        "first (its letter: the note naming each kernel's class). Gradient rows: "
+        "`triton_op` as `triton_op` + `register_autograd` (what a user ships to train); `custom_op` as it is, "
+        "with no autograd registered. Non-strict export for save/load (torch.export's default since "
         "2.8); AOTI after each; every dtype the stage runs.",
         "",
         f"{legend(c.worst for c in cells)}; — not measured.",
@@ -263,7 +267,7 @@ def markdown(cells: list[ChartCell], device: str, never_fuzzed_line: str = "") -
                 continue
             letter = next(letters)
             notes.append(f"{letter}. {group}, {label}: {cell.note()}.")
-            row.append(f"{CLASSES[cell.worst][0]} {len(cell.kernels)}<sup>{letter}</sup>")
+            row.append(f"{cell.tally()}<sup>{letter}</sup>")
         out.append(f"| {group} | " + " | ".join(row) + " |")
     return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), "", *filter(None, [never_fuzzed_line]), ""]
 

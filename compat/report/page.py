@@ -41,6 +41,10 @@ code{font-family:ui-monospace,monospace;font-size:12px;background:rgba(0,0,0,.05
 tr.family th{text-align:left;background:#eef2f7;font-weight:600;font-size:12px;padding:4px 6px}
 tr.family th span{position:sticky;left:6px;display:inline-block}
 nav a{margin-right:12px}
+.c-verified,.c-overflow{background:#d9f2df} .c-unfuzzed{background:#edf5e1} .c-contiguous{background:#fff0b3}
+.c-fails{background:#f3e3c7} .c-wrong{background:#f49a9a} .c-unmeasurable{background:#eceff3}
+.answers details{display:inline;margin-left:4px} .answers summary{display:inline;cursor:pointer;color:#2b5797}
+.answers details[open]{display:block;margin:2px 0 6px}
 .wrap{overflow:auto;max-height:78vh;border:1px solid #cbd2dc;max-width:100%}
 table.grid{border-collapse:separate;border-spacing:0}
 table.grid th,table.grid td{border-right:1px solid #cbd2dc;border-bottom:1px solid #cbd2dc;padding:3px 5px;
@@ -462,6 +466,15 @@ def _notes(docs: Docs, kernel: str) -> dict[str, Any]:
     return {"notes": out, "strings": list(strings)}
 
 
+def _answer(said) -> str:
+    """One answer: its line, and its evidence a click away."""
+    return f"<li>{_inline(said.head)}<details><summary>why</summary>{_inline(said.evidence)}</details></li>"
+
+
+def _own_kernels(recommend: dict) -> dict:
+    return {k: v for k, v in recommend.items() if k != "common"}
+
+
 def _data(value: dict) -> str:
     data = json.dumps(value, separators=(",", ":"))
     return data.replace("<", "\\u003c")  # no markup inside the script element: nothing can end it early
@@ -512,8 +525,8 @@ def _measured_chart(docs: Docs) -> list[str]:
     legend = _esc(measured_chart.legend(c.worst for c in cells.values()))
     out = [
         f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
-        f'<p class="meta">Each cell is the worst any kernel showed; its number: on how many kernels it was '
-        f"measured; hover or open the notes for each kernel's class. Gradient rows: <code>triton_op</code> with "
+        f'<p class="meta">Each cell counts the kernels measured in each class, best first, coloured by the worst; '
+        f"hover or open the notes for each kernel's class. Gradient rows: <code>triton_op</code> with "
         f"<code>register_autograd</code>. Non-strict export for save/load. {legend}; — not measured.</p>",
         '<table class="plain measured"><thead><tr><th>style</th>'
         + "".join(f"<th>{_esc(group).replace(', ', '<br>')}</th>" for group, _ in measured_chart.GROUPS)
@@ -528,9 +541,7 @@ def _measured_chart(docs: Docs) -> list[str]:
                 row.append("<td>—</td>")
                 continue
             notes.append(f"<li>{_code(label)}, {_esc(group)}: {_esc(cell.note())}</li>")
-            row.append(
-                f'<td title="{_esc(cell.note())}">{measured_chart.CLASSES[cell.worst][0]} {len(cell.kernels)}</td>'
-            )
+            row.append(f'<td class="c-{cell.worst}" title="{_esc(cell.note())}">{cell.tally()}</td>')
         out.append("<tr>" + "".join(row) + "</tr>")
     never = measured_chart.never_fuzzed(docs.doc, device)
     return out + [
@@ -582,14 +593,17 @@ def html_page(doc: dict, source: str) -> str:
         "<header><h1>Triton kernel wrapping styles × PyTorch stages</h1>",
         *_ran_on(docs, source),
         "<nav>"
+        + '<a href="#which">Which style should I use?</a>'
         + ('<a href="#chart">The measured chart</a>' if chart_section else "")
-        + '<a href="#which">Which style should I use?</a><a href="#kernels">The matrix, per kernel</a>'
+        + '<a href="#choose">Choose what you need</a><a href="#kernels">The matrix, per kernel</a>'
         + (f'<a href="{LATENCY_HTML}">Latency</a>' if docs.latency else "")
         + "</nav></header>",
-        *chart_section,
+        # The answers first (on the first screen), each one line with its evidence a click away; then the chart.
         '<section id="which"><h2>Which style should I use?</h2><ul class="answers">'
-        + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.recommend))
-        + "</ul>"
+        + "".join(_answer(said) for said in answers(docs.recommend))
+        + "</ul></section>",
+        *chart_section,
+        '<section id="goals"><h2>Choose what you need</h2>'
         f'<p class="meta">Tick what you need; on '
         f"{_esc(docs.recommend['device'])}: {_esc(INTRO)}</p>",
         f'<fieldset id="choose"><legend>I need</legend>{caps}</fieldset><div id="answer"></div>',
@@ -628,7 +642,9 @@ def html_page(doc: dict, source: str) -> str:
     out += [
         "</ul></section>",
         *_latency_link(docs),
-        f'<script type="application/json" id="data">{_data({"recommend": docs.recommend})}</script>',
+        # the script answers a reader's own choice over each style's own kernels: the common kernels' table is the
+        # written answers' (and would push the page past GitHub's 500 KB)
+        f'<script type="application/json" id="data">{_data({"recommend": _own_kernels(docs.recommend)})}</script>',
         f"<script>{CHOOSER}</script>",
         "</body></html>",
     ]
@@ -694,7 +710,7 @@ def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
                     f'<section id="which"><h2>Which style for <code>{_esc(kernel)}</code></h2><p class="meta">Judged '
                     "on this kernel's cells alone (the index judges a style on every kernel it applies to):</p>"
                     '<ul class="answers">'
-                    + "".join(f"<li>{_inline(line)}</li>" for line in answers(docs.kernel_recommend[kernel]))
+                    + "".join(_answer(said) for said in answers(docs.kernel_recommend[kernel]))
                     + "</ul></section>"
                 ]
             ),

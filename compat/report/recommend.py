@@ -9,6 +9,9 @@ A style works at a stage when every cell it ran there (every kernel it applies t
 `passes` (compat.evidence.verdicts): a cell the fuzz tests proved wrong on some inputs does not work. The page's script
 (compat.report.report) evaluates a reader's choice with the same rules from the same data (`table`); the browser test
 checks that the two agree.
+
+The written answers compare the styles on the kernels every main style ran (a style measured on fewer kernels does not
+win by missing the hard ones); of those that tie there, the one shown to do it on the most kernels of its own first.
 """
 
 from __future__ import annotations
@@ -62,17 +65,17 @@ BY_KEY = {c.key: c for c in CAPABILITIES}
 # Goals the Markdown answers in a table: (question, capabilities).
 GOALS = (
     ("inference under torch.compile", ("compile",)),
-    ("torch.compile with dynamic shapes and gradients", ("compile", "dynamic", "gradients", "dynamic_gradients")),
+    ("torch.compile, dynamic shapes and gradients", ("compile", "dynamic", "gradients", "dynamic_gradients")),
     ("non-strict export, packaged with AOTInductor", ("export_nonstrict", "aoti")),
-    ("non-strict export, AOTInductor and gradients under compile", ("export_nonstrict", "aoti", "gradients")),
-    ("export (either mode), save/load and AOTInductor", ("save_load", "aoti")),
+    ("non-strict export, AOTI and compiled gradients", ("export_nonstrict", "aoti", "gradients")),
+    ("export, save/load and AOTInductor", ("save_load", "aoti")),
     (
-        "non-strict export, save/load, AOTInductor, gradients and FLOP counting",
+        "non-strict export, save/load, AOTI, gradients and FLOPs",
         ("export_nonstrict", "save_load", "aoti", "gradients", "flops"),
     ),
     ("AOTInductor on strided inputs", ("aoti", "strided")),
-    ("an AOTInductor package run from C++, without Python", ("aoti_cpp",)),
-    ("AOTInductor from C++ with gradients under torch.compile", ("aoti_cpp", "gradients")),
+    ("an AOTInductor package run from C++", ("aoti_cpp",)),
+    ("AOTI from C++ and compiled gradients", ("aoti_cpp", "gradients")),
 )
 
 
@@ -94,6 +97,15 @@ class StageRecord:
     # one that gives wrong values without an error: the others are wrong on non-contiguous inputs only.
     errors: set = field(default_factory=set)
     silent: set = field(default_factory=set)
+
+    def add(self, other: "StageRecord") -> None:
+        for name in ("ran", "works", "contiguous", "unfuzzed", "fuzzed", "layouts_ok"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.failing |= other.failing
+        self.errors |= other.errors
+        self.silent |= other.silent
+        for kernel, counts in other.rewrites.items():
+            self.rewrites.setdefault(kernel, Counter()).update(counts)
 
     def to_dict(self) -> dict[str, Any]:
         instead = {k: self.rewrites[k].most_common(1)[0][0] for k in sorted(self.rewrites)}
@@ -134,17 +146,17 @@ def _variant(style: str) -> str | None:
 
 
 def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
-    """The data a recommendation is made from: per style, per stage, a StageRecord."""
+    """The data a recommendation is made from: per style, per stage, a StageRecord; and the same over the kernels
+    every main style ran (`common`), where styles are compared on equal evidence."""
     device = device_of(doc)
     fuzz = {f["id"]: f for f in doc.get("fuzz") or []}
-    styles: dict[str, dict[str, StageRecord]] = {}
-    kernels: dict[str, set] = {}
+    # style -> stage -> kernel -> its cells' record
+    per_kernel: dict[str, dict[str, dict[str, StageRecord]]] = {}
     for c in doc["cells"]:
         a, v = c["axes"], verdicts[c["id"]]
         if a["device"] != device or v.kind == "skipped":
             continue
-        rec = styles.setdefault(a["style"], {}).setdefault(a["stage"], StageRecord())
-        kernels.setdefault(a["style"], set()).add(a["kernel"])
+        rec = per_kernel.setdefault(a["style"], {}).setdefault(a["stage"], {}).setdefault(a["kernel"], StageRecord())
         rec.ran += 1
         rec.works += v.works
         rec.unfuzzed += v.unfuzzed
@@ -159,6 +171,40 @@ def table(doc: dict[str, Any], verdicts: dict[str, Verdict]) -> dict[str, Any]:
                 (rec.silent if v.kind in ("wrong", "wrong_some") else rec.errors).add(a["kernel"])
             if v.rewrite:
                 rec.rewrites.setdefault(a["kernel"], Counter())[v.rewrite] += 1
+    kernels = {style: {k for by_kernel in stages.values() for k in by_kernel} for style, stages in per_kernel.items()}
+    main = [kernels[s] for s in CANONICAL_STYLES if s in kernels]
+    common = set.intersection(*main) if main else set()
+    return {
+        **_styles_table(device, per_kernel, kernels),
+        # Styles compared on the kernels every main style ran: a style measured on fewer kernels does not win by
+        # having missed the hard ones. Only the styles that ran all of them take part.
+        "common": {
+            "kernels": sorted(common),
+            **_styles_table(
+                device,
+                {s: stages for s, stages in per_kernel.items() if kernels[s] >= common},
+                {s: common for s in kernels if kernels[s] >= common},
+                only=common,
+            ),
+        }
+        if common and any(k > common for k in main)
+        else None,  # every main style ran the same kernels: their own evidence is already equal
+    }
+
+
+def _styles_table(
+    device: str | None,
+    per_kernel: dict[str, dict[str, dict[str, StageRecord]]],
+    kernels: dict[str, set],
+    only: set | None = None,
+) -> dict[str, Any]:
+    """The recommendation's data over the kernels each style ran (or those in `only`)."""
+    styles: dict[str, dict[str, StageRecord]] = {}
+    for style, stages in per_kernel.items():
+        for stage, by_kernel in stages.items():
+            for kernel, rec in by_kernel.items():
+                if only is None or kernel in only:
+                    styles.setdefault(style, {}).setdefault(stage, StageRecord()).add(rec)
     return {
         "device": device,
         "capabilities": [
@@ -395,36 +441,90 @@ def _measured_on(data: dict[str, Any], answer: Answer) -> str:
     return f"measured on {kernels} kernel{'s' * (kernels != 1)}, {unfuzzed} cell{'s' * (unfuzzed != 1)} not fuzzed"
 
 
-def answers(data: dict[str, Any]) -> list[str]:
-    """One line per common goal, answer first: the style to use, its evidence, its caveat; then the main styles."""
+def recommended(data: dict[str, Any], selection: list[str]) -> tuple[list[Answer], list[Answer]]:
+    """The styles a goal's answer names, best first, and every style as judged on its own kernels. Where the main
+    styles share kernels, the styles are compared on those (`common`): the answer is the styles best there, the
+    one whose own kernels also show it best first; else on each style's own kernels."""
+    own = evaluate(data, selection)
+    if not data.get("common"):
+        return ([own[0]] if own and own[0].level != MISSES else []), own
+    compared = evaluate(data["common"], selection)
+    top = compared[0]
+    if top.level == MISSES:
+        return [], own
+    by_style = {a.style: a for a in own}
+    tied = [a for a in compared if a.level == top.level and not a.missing]
+    families: dict[str, Answer] = {}  # one per canonical style: itself where it ties, else its first variant
+    for a in sorted(tied, key=lambda a: a.variant_of is not None):
+        families.setdefault(a.variant_of or a.style, a)
+    # The broadest evidence first: the style shown to do it on the most kernels of its own.
+    order = {a.style: i for i, a in enumerate(own)}
+    return sorted(families.values(), key=lambda a: (-_works_on(by_style[a.style]), order[a.style])), own
+
+
+def _works_on(answer: Answer) -> int:
+    """How many of its own kernels a style was shown to do a goal on (views-only misses count as failing)."""
+    if answer.level != MISSES:
+        return len(answer.kernels)
+    failing = {k for m in answer.missing for k in m["failing"]}
+    return 0 if any(m["views"] or not m["ran"] for m in answer.missing) else len(answer.kernels) - len(failing)
+
+
+@dataclass(frozen=True)
+class Said:
+    """An answer as a page shows it: one line (the question and the style to use), and its evidence behind it."""
+
+    head: str
+    evidence: str
+
+    def markdown(self) -> list[str]:
+        return [f"- {self.head}", f"  - {self.evidence}"]
+
+
+LEVEL_SHORT = {MEETS: "fuzz-verified", CONTIGUOUS_ONLY: "contiguous only", UNFUZZED: "not all fuzzed"}
+
+
+def answers(data: dict[str, Any]) -> list[Said]:
+    """Per common goal, answer first: the style to use in one line; then its evidence, its caveat and the main
+    styles."""
     out = []
+    common = (data.get("common") or {}).get("kernels")
     for question, selection in GOALS:
-        ranked = evaluate(data, list(selection))
-        best = ranked[0] if ranked and ranked[0].level != MISSES else None
+        best_ones, ranked = recommended(data, list(selection))
+        best = next((a for a in ranked if best_ones and a.style == best_ones[0].style), None)
+        n = len(common or ())
+        said = [f"compared on the {n} kernel{'s' * (n != 1)} all main styles ran ({', '.join(common)})"] if n else []
         if best is None:
-            line = (
-                f"**{question}**: no style does all of it here; closest {named(ranked[0])}, which misses "
-                f"{describe_missing(ranked[0])}"
-                if ranked
-                else f"**{question}**: nothing measured"
-            )
+            closest = (evaluate(data["common"], list(selection)) if common else ranked)[:1]
+            head = f"**{question}**: " + ("no style does all of it" if closest else "nothing measured")
+            said += [f"closest {named(closest[0])}, which misses {describe_missing(closest[0])}"] if closest else []
         else:
-            line = f"**{question}**: use {named(best)}" + f", {LEVEL_WORDS[best.level]} ({_measured_on(data, best)})"
-            if best.level == CONTIGUOUS_ONLY:
-                line += f"; {CONTIGUOUS_CAVEAT}"
+            level = best_ones[0].level
+            first = best_ones[0]  # by the style's own name: what it varies is in the evidence
+            how = f" ({first.mode} export)" if first.mode else ""
+            shared = f", on {n} shared kernel{'s' * (n != 1)}" if n else ""
+            head = f"**{question}**: use `{first.style}`{how} — {LEVEL_SHORT[level]}{shared}"
+            said += [f"`{first.style}` is a `{first.variant_of}` variant"] if first.variant_of else []
+            said += [f"so does {_names(best_ones[1:])}"] if len(best_ones) > 1 else []
+            own = f"{LEVEL_WORDS[best.level]}{_failing(best)} ({_measured_on(data, best)})"
+            said.append(f"on its own kernels {named(best)} {own}" if common else f"{named(best)} {own}")
+            if CONTIGUOUS_ONLY in (level, best.level):
+                said.append(CONTIGUOUS_CAVEAT)
             if (best.variant_of or best.style) == "custom_op" and "aoti" in selection:
-                line += f"; {PYTHON_CAVEAT}"
+                said.append(PYTHON_CAVEAT)
         status = {a.style: a for a in ranked}
         main = [
             f"`{s}` {LEVEL_WORDS[status[s].level]}{_failing(status[s])}"
             for s in CANONICAL_STYLES
             if s in status and status[s] is not best
         ]
-        out.append(line + (f". Of the main styles: {', '.join(main)}." if main else "."))
+        said += [f"of the main styles: {', '.join(main)}"] if main else []
+        text = "; ".join(said)
+        out.append(Said(head, f"{text[:1].upper()}{text[1:]}." if text else ""))
     return out + ([views] if (views := packages_on_views(data)) else [])
 
 
-def packages_on_views(data: dict[str, Any]) -> str:
+def packages_on_views(data: dict[str, Any]) -> Said | None:
     """The sentence for when no AOTInductor package, of any style, passed its fuzz test on non-contiguous inputs
     (a C++ cell runs its package, so it is not counted twice)."""
     records = [
@@ -435,10 +535,11 @@ def packages_on_views(data: dict[str, Any]) -> str:
     ]
     fuzzed = sum(r["fuzzed"] for r in records)
     if not fuzzed or any(r["layouts_ok"] for r in records):
-        return ""
-    return (
-        f"**Non-contiguous inputs to an AOTInductor package**: none of the {fuzzed} packages fuzzed here, of any "
-        f"style, took every non-contiguous layout and gave eager's values; {CONTIGUOUS_CAVEAT}."
+        return None
+    return Said(
+        "**Non-contiguous inputs to an AOTInductor package**: no style's package gives eager's values",
+        f"None of the {fuzzed} packages fuzzed here, of any style, took every non-contiguous layout and gave "
+        f"eager's values; {CONTIGUOUS_CAVEAT}.",
     )
 
 
@@ -446,7 +547,7 @@ def markdown(data: dict[str, Any]) -> list[str]:
     out = [
         "## Which style should I use?",
         "",
-        *(f"- {line}" for line in answers(data)),
+        *(line for said in answers(data) for line in said.markdown()),
         "",
         f"For each goal, on {data['device']}: {INTRO} The HTML page answers any combination.",
         "",

@@ -519,10 +519,12 @@ def _header(docs: "Docs", source: str, title: str) -> list[str]:
 
 
 def markdown(doc: dict[str, Any], source: str) -> str:
-    """The index for GitHub: the measured chart, the answers, the tutorial chart's claims measured otherwise, the
+    """The index for GitHub: the answers, the measured chart, the tutorial chart's claims measured otherwise, the
     styles by family, one line per kernel linking its page (kernel_pages), latency."""
     docs = Docs(doc)
     out = _header(docs, source, "Support matrix")
+    if not docs.shipped_only:  # which style to use: a question only where styles were compared
+        out += recommend_markdown(docs.recommend)
     device = docs.recommend["device"]
     cells = measured_chart.chart(doc, docs.verdicts, device) if device else []
     if any(c.kernels for c in cells):
@@ -530,8 +532,6 @@ def markdown(doc: dict[str, Any], source: str) -> str:
     elif device:  # a repository of its own ops runs no canonical style: each op alone, stage by stage
         summary = measured_chart.op_summary(doc, docs.verdicts, device)
         out += ["## Each op, stage by stage", "", *summary] if summary else []
-    if not docs.shipped_only:  # which style to use: a question only where styles were compared
-        out += recommend_markdown(docs.recommend)
     chart = docs.chart()
     if chart:
         out += [
@@ -643,7 +643,7 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
                 "",
                 "Judged on this kernel's cells alone (the index judges a style on every kernel it applies to):",
                 "",
-                *(f"- {line}" for line in recommend_answers(docs.kernel_recommend[kernel])),
+                *(line for said in recommend_answers(docs.kernel_recommend[kernel]) for line in said.markdown()),
                 "",
             ]
         out += [

@@ -4,6 +4,7 @@ pull-request comment's limit, with latency that moved reported apart."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,7 +148,8 @@ def markdown(
     counts = ", ".join(
         f"{len(groups[k])} {title.split(':')[0].lower()}" for k, title, _ in GROUPS if groups[k] and k not in COUNTED
     )
-    head = ["## Support matrix diff", ""]
+    compared, unrun = coverage(old_doc, new_doc)
+    head = [f"## Support matrix diff: {_compared(compared)}", ""]
     if cross_host:
         head += [
             f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
@@ -172,7 +174,8 @@ def markdown(
         f"- before: {_env(old_doc, old_name)}",
         f"- after: {_env(new_doc, new_name)}",
         "",
-        f"{verdict} {counts or 'Nothing changed.'}",
+        f"{verdict} {counts or 'Nothing changed.'}" if compared else "No verdict: no cell ran on both sides.",
+        *_no_verdict(unrun),
         *unknown(old_doc, new_doc),
     ]
     counted = {
@@ -202,6 +205,27 @@ def markdown(
         _section(out, groups, "###", full_link, build)
     _latency_section(out, old_doc, new_doc)
     return "\n".join(out.lines).rstrip() + "\n", out.left_out
+
+
+def coverage(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> tuple[dict[str, int], list[str]]:
+    """The cells both sides ran, counted per device, and the devices neither side compared (a run without a GPU
+    says nothing of CUDA, so the diff gives no verdict there)."""
+    ran = [{c["id"] for c in d["cells"] if c["outcome"]["kind"] != "skipped"} for d in (old_doc, new_doc)]
+    per_device = Counter(split_cell_id(cell, "a diff").device for cell in ran[0] & ran[1])
+    every = {c["axes"]["device"] for d in (old_doc, new_doc) for c in d["cells"]}
+    return dict(sorted(per_device.items())), sorted(every - set(per_device))
+
+
+def _compared(compared: dict[str, int]) -> str:
+    if not compared:
+        return "nothing compared"
+    return f"{sum(compared.values()):,} cells compared ({', '.join(f'{d} {n:,}' for d, n in compared.items())})"
+
+
+def _no_verdict(unrun: list[str]) -> list[str]:
+    if not unrun:
+        return []
+    return ["", f"No verdict for {', '.join(f'`{d}`' for d in unrun)}: no cell of it ran on both sides."]
 
 
 def unknown(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> list[str]:
