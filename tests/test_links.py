@@ -66,3 +66,12 @@ def test_the_support_pages_link_the_version_answers_and_the_upgrade_diffs():
         assert "VERSIONS.md" in page and "versions.html" in page
     assert "upgrade/" in md and "upgrade/" in index and 'href="index.html">the upgrade diffs' in html
     assert "support_matrix.html" in index
+
+
+def test_the_docs_front_page_answers_first_and_leads_to_the_evidence():
+    index = (ROOT / "docs" / "index.html").read_text()
+    md = (ROOT / "docs" / "SUPPORT_MATRIX.md").read_text()
+    first = next(line[2:] for line in md.split("## Which style should I use?", 1)[1].splitlines() if line[:2] == "- ")
+    question = first.split("**")[1]
+    assert index.index(f"<b>{question}</b>") < index.index("<h2>Every page</h2>")  # the answers before the pages
+    assert 'href="support_matrix.html#which"' in index

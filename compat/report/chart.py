@@ -17,7 +17,9 @@ so a glyph never claims more than every kernel showed, and the cell's note names
 The gradient rows chart what a user ships to train: a `triton_op` trains through `register_autograd` (the style
 `register_autograd`, named in the row), not a bare `triton_op` no gradient formula reaches; a `custom_op` is charted
 as it is, with no autograd registered (no style of the matrix registers one on it), so its gradient cells show how
-it fails. AOTI is charted after strict and after non-strict export.
+it fails. AOTI is charted after strict and after non-strict export. An AOTI C++ cell runs its package, whose fuzz tests
+load it from Python: what they find wrong holds from C++ too, but a pass is charted as not fuzzed (the C++ path was
+not fuzzed itself).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ GROUPS = (
 # The gradient rows: the style whose cells fill each column there (None: no style of the matrix, not measured).
 GRADIENT_GROUPS = ("compile, grads", "dynamic, grads")
 TRAINS_VIA = {"triton_op": "register_autograd"}
+CPP_PASS = "AOTI C++: a pass is not fuzz-verified (the package's fuzz tests load it from Python)."
 UNTRAINED = {"custom_op": "a bare `custom_op`, no autograd registered (no style of the matrix registers one on it)"}
 # A kernel's class is the last of these any of its cells has (best first, after the one that measured nothing: a
 # device that cannot run a stage at all, which any measured class outranks).
@@ -146,9 +149,13 @@ def _classes(
         col = column(a["style"], group_of[a["stage"]])
         if col is None or (styles and col not in styles):
             continue
-        cls = cell_class(verdicts[c["id"]], fuzz.get(package_cell_of(c["id"]) or c["id"]))
+        package = package_cell_of(c["id"])
+        cls = cell_class(verdicts[c["id"]], fuzz.get(package or c["id"]))
         if cls is None:
             continue
+        if package and cls in ("verified", "overflow"):
+            cls = "unfuzzed"  # its package was fuzzed loaded from Python: no claim of the C++ path's own
+
         kernels = found.setdefault((col, group_of[a["stage"]]), {})
         kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=ORDER.index)
     return found
@@ -204,7 +211,7 @@ def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> t
     fuzzed = [f for f in doc.get("fuzz") or [] if f["axes"]["device"] == device and f["outcome"]["kind"] != "skipped"]
     said = (
         f"Each op alone, on {device}: the worst of its cells in each group (every dtype; non-strict export for "
-        f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured."
+        f"save/load and AOTI); {len(ran)} cells and {len(fuzzed)} fuzz tests measured. {CPP_PASS}"
     )
     rows = [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
     if any(c == "unmeasurable" for _, classes in rows for c in classes):
@@ -250,7 +257,7 @@ def markdown(cells: list[ChartCell], device: str, never_fuzzed_line: str = "") -
         "first (its letter: the note naming each kernel's class). Gradient rows: "
         "`triton_op` as `triton_op` + `register_autograd` (what a user ships to train); `custom_op` as it is, "
         "with no autograd registered. Non-strict export for save/load (torch.export's default since "
-        "2.8); AOTI after each; every dtype the stage runs.",
+        f"2.8); AOTI after each; every dtype the stage runs. {CPP_PASS}",
         "",
         f"{legend(c.worst for c in cells)}; — not measured.",
         "",

@@ -57,14 +57,43 @@ def with_html_line(page: str, links: list[tuple[str, str]]) -> str:
     return f"{head}</h1>{line}{rest}"
 
 
+ANSWERS = "## Which style should I use?"  # the support matrix's heading over its one-line answers
+
+
+def answers_in(folder: Path) -> list[str]:
+    """The one-line answers of the support matrix in `folder` (its Markdown), or none where it has none."""
+    page = folder / "SUPPORT_MATRIX.md"
+    if not page.is_file() or ANSWERS not in (text := page.read_text()):
+        return []
+    lines = text.split(ANSWERS, 1)[1].lstrip("\n").split("\n\n", 1)[0].splitlines()
+    return [line[2:] for line in lines if line.startswith("- ")]  # the answers, not their evidence below them
+
+
+def inline(text: str) -> str:
+    """A line of Markdown's inline marks (bold, code) as HTML."""
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(str(text), quote=True))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
 def index_html(folder: Path) -> str:
+    """The docs' front page: the answers first (with the way to their evidence), then every page."""
     items = "".join(
         f'<li><a href="{html.escape(link)}">{html.escape(words)}</a></li>' for link, words in present(folder)
+    )
+    found = answers_in(folder)
+    answered = (
+        "<h2>Which style should I use?</h2><ul>"
+        + "".join(f"<li>{inline(line)}</li>" for line in found)
+        + '</ul><p>Why, goal by goal, and the measured chart: <a href="support_matrix.html#which">the support '
+        "matrix</a>.</p>"
+        if found
+        else ""
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>triton-export-compat docs</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>'
         "<h1>triton-export-compat: the measured answers</h1>"
+        f"{answered}<h2>Every page</h2>"
         "<p>Which way of wrapping a Triton kernel survives which PyTorch stage, measured; then how the answers move "
         f"across versions and what an upgrade changes.</p><ul>{items}</ul></body></html>\n"
     )

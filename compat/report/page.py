@@ -19,6 +19,7 @@ from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, UN
 from ..matrix.cells import dtypes_braced, split_cell_id
 from ..matrix.styles import FAMILIES, STYLES
 from . import chart as measured_chart
+from .index import inline as _inline
 from .recommend import INTRO, answers, describe_missing, goals
 from .report import (
     DTYPE,
@@ -397,12 +398,6 @@ def _style_lines(docs: Docs) -> list[str]:
     return out + (["</ul>"] if family else [])
 
 
-def _inline(text: str) -> str:
-    """A line of Markdown's inline marks (bold, code) as HTML."""
-    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _esc(text))
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-
-
 def _goals_table(docs: Docs) -> list[str]:
     def names(answers):
         return ", ".join(
@@ -527,7 +522,8 @@ def _measured_chart(docs: Docs) -> list[str]:
         f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
         f'<p class="meta">Each cell counts the kernels measured in each class, best first, coloured by the worst; '
         f"hover or open the notes for each kernel's class. Gradient rows: <code>triton_op</code> with "
-        f"<code>register_autograd</code>. Non-strict export for save/load. {legend}; — not measured.</p>",
+        f"<code>register_autograd</code>. Non-strict export for save/load. {_esc(measured_chart.CPP_PASS)} "
+        f"{legend}; — not measured.</p>",
         '<table class="plain measured"><thead><tr><th>style</th>'
         + "".join(f"<th>{_esc(group).replace(', ', '<br>')}</th>" for group, _ in measured_chart.GROUPS)
         + "</tr></thead><tbody>",
