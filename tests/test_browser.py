@@ -11,6 +11,8 @@ from compat.evidence import results, versions
 from compat.report import browser as chromium
 from compat.report import recommend, report
 
+from .docs_fixtures import versions_page_files
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not chromium.available(), reason=chromium.MISSING)
@@ -27,8 +29,7 @@ def browser():
 def test_the_versions_page_of_the_committed_results_reads_in_a_browser(browser, tmp_path):
     from selenium.webdriver.common.by import By
 
-    paths = re.findall(r"`(results/[^`]+\.json\.gz)`", (ROOT / "docs" / "VERSIONS.md").read_text().split("\n\n")[1])
-    docs = [(p, results.load(ROOT / p)) for p in paths]
+    docs = [(p, results.load(ROOT / p)) for p in versions_page_files()]
     page = tmp_path / "versions.html"
     page.write_text(versions.html_page(docs))
     browser.get(page.as_uri())
@@ -270,6 +271,13 @@ def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
         "python -m compat diff results/torch-2.9.1-cu128_triton-"
         "3.5.1_cpu.json.gz results/torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"
     )
+    assert browser.find_element(By.ID, "upgrade").text == ""  # no committed diff of this pair
+    new.select_by_visible_text("torch 2.11.0+cu130, triton 3.6.0, no GPU")
+    old.select_by_visible_text("torch 2.10.0+cu128, triton 3.6.0, no GPU")
+    link = browser.find_element(By.CSS_SELECTOR, "#upgrade a")  # the pair's committed diff, a click away
+    assert link.get_attribute("href").endswith("upgrade/torch-2.10.0-cu128-to-torch-2.11.0-cu130.md")
+    old.select_by_visible_text("torch 2.9.1+cu128, triton 3.5.1, no GPU")
+    new.select_by_visible_text("torch 2.13.0+cpu, triton 3.7.1, no GPU")
     every = len([r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()])
     browser.find_element(By.ID, "only").click()
     shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]

@@ -75,3 +75,19 @@ def test_the_docs_front_page_answers_first_and_leads_to_the_evidence():
     question = first.split("**")[1]
     assert index.index(f"<b>{question}</b>") < index.index("<h2>Every page</h2>")  # the answers before the pages
     assert 'href="support_matrix.html#which"' in index
+
+
+def test_the_version_pages_lead_to_the_answers_and_to_each_upgrade_diff_of_their_files():
+    from compat.report import index
+
+    md = (ROOT / "docs" / "VERSIONS.md").read_text()
+    html = (ROOT / "docs" / "versions.html").read_text()
+    assert "(SUPPORT_MATRIX.md)" in md and 'href="support_matrix.html"' in html
+    compared = re.search(r"From the committed results: (.*)\.\n", md).group(1)
+    linked = 0
+    for pair, page in index.upgrades(ROOT / "docs").items():
+        old, new = pair.split(" ")
+        if f"`{old}`" in compared and f"`{new}`" in compared:
+            assert f"[`{old}` → `{new}`]({page})" in md and f'"{pair}": "{page}"' in html
+            linked += 1
+    assert linked >= 5

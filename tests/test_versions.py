@@ -7,7 +7,7 @@ import pytest
 
 from compat.evidence import versions
 
-from .docs_fixtures import DATA_PTR, ENV, cell, doc
+from .docs_fixtures import DATA_PTR, ENV, cell, doc, versions_page_files
 
 CPU_ENV = {**ENV, "gpus": []}
 
@@ -83,18 +83,19 @@ def test_a_cell_the_fuzz_tests_proved_wrong_is_not_shown_as_working(found):
 
 
 def test_the_committed_versions_page_matches_the_results_it_names():
-    import re
     from pathlib import Path
 
     from compat.evidence import results
     from compat.evidence.expectations import Expectations
+    from compat.run.commands import render_versions
 
     root = Path(__file__).resolve().parent.parent
     committed = (root / "docs" / "VERSIONS.md").read_text()
-    named = re.findall(r"`(results/[^`]+\.json\.gz)`", committed.split("\n\n")[1])
+    named = versions_page_files()
     assert len(named) >= 7, "the page names every torch version's CPU results and the GPU's"
     docs = [(p, results.load(root / p)) for p in named]
-    assert versions.markdown(docs, Expectations.load(root / "expectations.yaml")) == committed, (
+    pages = render_versions(docs, Expectations.load(root / "expectations.yaml"), root / "docs")
+    assert pages["VERSIONS.md"] == committed, (
         f"docs/VERSIONS.md is out of sync: run `python -m compat versions {' '.join(named)} --out-dir docs`"
     )
 

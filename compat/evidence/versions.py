@@ -10,6 +10,7 @@ the GPU measurement where the two disagree.
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -269,7 +270,8 @@ def gpu_evidence(docs: list[tuple[str, dict[str, Any]]]) -> str:
     return f"**GPU evidence:** {said} only; every other version was measured on a CPU alone (its CUDA cells unknown)."
 
 
-def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
+def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrades: dict[str, str] | None = None) -> str:
+    """The page in Markdown; `upgrades`: the committed upgrade diffs by the pair of files they compared ('OLD NEW')."""
     table = collect(docs, expectations)
     out = [
         "# Support across versions",
@@ -340,6 +342,12 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
             "(Only the styles and stages whose outcome or cause changes between versions are listed in words.)",
             "",
         ]
+    paths = {p for p, _ in docs}
+    diffs = [(pair.split(" "), page) for pair, page in sorted((upgrades or {}).items())]
+    diffs = [(sides, page) for sides, page in diffs if set(sides) <= paths]
+    if diffs:
+        out += ["## Upgrade diffs between these files", ""]
+        out += [f"- [`{old}` → `{new}`]({page})" for (old, new), page in diffs]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -361,7 +369,7 @@ def _code(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
-def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
+def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrades: dict[str, str] | None = None) -> str:
     table = collect(docs, expectations)
     esc = html.escape
     cls = {
@@ -400,7 +408,8 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> str:
         f"{options}</select></label> <label>to <select id=new>{options}</select></label> "
         "<label><input type=checkbox id=only> only what differs</label></p>"
         "<p class=meta>Every cell, regressions first, grouped by root-cause transition: <code id=command></code>"
-        "</p>"
+        " <span id=upgrade></span></p>",
+        "<script type=application/json id=upgrades>" + json.dumps(upgrades or {}).replace("</", "<\\/") + "</script>",
     ]
     for device in DEVICES:
         # What changed between versions first (a reader comes for that), then the rest; each part by name.
@@ -463,10 +472,13 @@ def _label(doc: dict[str, Any]) -> str:
 # Two versions side by side: a row shows where its state or causes differ between them (each table's own device).
 COMPARE = r"""
 const pick = id => document.getElementById(id), old = pick('old'), now = pick('new'), only = pick('only');
+const UPGRADES = JSON.parse(pick('upgrades').textContent);
 now.selectedIndex = now.options.length - 1;
 function compare() {
   const a = old.selectedOptions[0].dataset.v, b = now.selectedOptions[0].dataset.v;
   pick('command').textContent = 'python -m compat diff ' + old.value + ' ' + now.value;
+  const page = UPGRADES[old.value + ' ' + now.value];  // the committed diff of this pair, where there is one
+  pick('upgrade').innerHTML = page ? '<a href="' + page + '">the upgrade diff of these two</a>' : '';
   for (const row of document.querySelectorAll('tbody tr')) {
     const heads = [...row.closest('table').querySelectorAll('thead th')].map(th => th.textContent);
     const [x, y] = [a, b].map(v => heads.indexOf(v)).map(i => i > 0 ? row.children[i] : null).map(

@@ -28,6 +28,17 @@ def present(folder: Path) -> list[tuple[str, str]]:
     return found + [(f"{UPGRADES}/{p.name}", f"Upgrade diff: {p.stem}") for p in diffs]
 
 
+def upgrades(folder: Path) -> dict[str, str]:
+    """Each upgrade diff in `folder`, by the two results files it compared ('OLD NEW', as its page names them)."""
+    found = {}
+    for link, _ in present(folder):
+        if link.startswith(f"{UPGRADES}/"):
+            sides = re.findall(r"^- (?:before|after): `([^`]+)`", (folder / link).read_text(), re.MULTILINE)
+            if len(sides) == 2:
+                found[" ".join(sides)] = link
+    return found
+
+
 def elsewhere(folder: Path, here: str) -> list[tuple[str, str]]:
     """What a page in `folder` links to: the version answers and the upgrade diffs there (not itself)."""
     return [

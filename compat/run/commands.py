@@ -312,16 +312,28 @@ def _regrade(args: argparse.Namespace) -> int:
     return OK if green else FOUND
 
 
+def render_versions(docs: list, exp: Expectations, out: Path) -> dict[str, str]:
+    """The answers across versions, as they are written into `out`: with the way to the other pages there, and to
+    the committed upgrade diff of any two of these files."""
+    diffs = index.upgrades(out)
+    md = versions.markdown(docs, exp, diffs)
+    html = versions.html_page(docs, exp, diffs)
+    around = [(link, words) for link, words in index.present(out) if link not in VERSION_DOCS.values()]
+    if around:  # under the title, as the support pages have it
+        title, rest = md.split("\n\n", 1)
+        md = f"{title}\n\n{index.markdown_line(around)}\n\n{rest}"
+        head, tail = html.split("</h1>", 1)
+        html = f"{head}</h1>{index.html_line(around)}{tail}"
+    return {VERSION_DOCS["md"]: index.launches_in_code(md), VERSION_DOCS["html"]: html}
+
+
 def _versions(args: argparse.Namespace) -> int:
     docs = [(p, results.load(p)) for p in args.results]
     exp = Expectations.load(_expectations_path(args))
     out = Path(args.out_dir)
     _writable(out / VERSION_DOCS["md"], "--out-dir")
-    for name, text in (
-        (VERSION_DOCS["md"], versions.markdown(docs, exp)),
-        (VERSION_DOCS["html"], versions.html_page(docs, exp)),
-    ):
-        write_atomic(out / name, index.launches_in_code(text) if name.endswith(".md") else text)
+    for name, text in render_versions(docs, exp, out).items():
+        write_atomic(out / name, text)
         print(out / name)
     if (out / DOCS["html"]).is_file():  # the support pages are there too: the folder's front page
         write_atomic(out / index.INDEX, index.index_html(out))
