@@ -2,7 +2,7 @@
 
     python scripts/screenshot_report.py docs
 
-- support_matrix.png: the grid, a cell the fuzz tests proved wrong opened on its evidence;
+- support_matrix.png: silu's grid, a cell the fuzz tests proved wrong opened on its evidence;
 - support_matrix_recommend.png: the recommendation answering "non-strict export, AOTI and gradients";
 - support_matrix_latency.png: the latency section (write-up 002's first-call comparison, steady-state tables);
 - versions.png: the view across versions.
@@ -28,15 +28,14 @@ def main(docs: str) -> None:
             driver.find_element(By.CSS_SELECTOR, f'#choose input[value="{key}"]').click()
         driver.find_element(By.ID, "which").location_once_scrolled_into_view  # noqa: B018 - the property scrolls
         driver.save_screenshot(str(out / "support_matrix_recommend.png"))
-        button = driver.find_element(By.CSS_SELECTOR, "button.v.wrong_some")
+        driver.get((out / "support_matrix" / "silu.html").resolve().as_uri())  # a kernel's grid
+        button = driver.find_element(By.CSS_SELECTOR, "button.v.m-wrong_some")
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
         button.click()
         time.sleep(0.3)
         print(f"opened {button.get_attribute('title')}: {driver.find_element(By.ID, 'panel').text[:160]!r}")
         driver.save_screenshot(str(out / "support_matrix.png"))
-        driver.execute_script("document.getElementById('close').click()")
-        driver.execute_script("document.getElementById('latency').scrollIntoView()")
-        time.sleep(0.2)
+        driver.get((out / "latency.html").resolve().as_uri())
         driver.save_screenshot(str(out / "support_matrix_latency.png"))
         driver.get((out / "versions.html").resolve().as_uri())
         driver.save_screenshot(str(out / "versions.png"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compat.evidence import results, versions
+from compat.evidence import results
 from compat.report import browser as chromium
-from compat.report import recommend, report
+from compat.report import recommend, report, versions
 
 from .docs_fixtures import versions_page_files
 
@@ -114,7 +114,7 @@ def test_a_click_on_a_fuzz_proven_wrong_cell_shows_its_falsifying_example(browse
 
     _, doc = committed
     browser.get(kernel_page("silu").as_uri())
-    button = browser.find_element(By.CSS_SELECTOR, "button.v.wrong_some")
+    button = browser.find_element(By.CSS_SELECTOR, "button.v.m-wrong_some")
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
     button.click()
     time.sleep(0.2)
@@ -237,7 +237,7 @@ def test_the_latency_reads_beside_the_outcome_and_in_its_tables(browser, committ
     assert [td.text for td in first.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td.num")] == expected
     # In the grid, a passing timed cell shows its steady state, and its title the first call.
     browser.get(kernel_page(kernel).as_uri())
-    shown = browser.find_element(By.CSS_SELECTOR, ".grid .v.passes .lat")
+    shown = browser.find_element(By.CSS_SELECTOR, ".grid .v.m-verified .lat, .grid .v.m-unfuzzed .lat")
     assert shown.is_displayed() and shown.text.endswith("µs")
     title = shown.find_element(By.XPATH, "..").get_attribute("title")
     assert "first call" in title and "; steady " in title
@@ -318,3 +318,23 @@ def test_no_table_is_wider_than_githubs_column(browser, tmp_path, page):
     # and nothing else scrolls sideways in the column (the upgrade diffs list their changes: no table at all)
     column = browser.find_element(By.CSS_SELECTOR, "article")
     assert browser.execute_script("return arguments[0].scrollWidth", column) <= chromium.GITHUB_WIDTH + 1
+
+
+@pytest.mark.slow
+def test_without_an_emoji_font_the_cells_colour_tells_pass_from_fail(browser, committed):
+    """Where ✅ and ❌ render as one empty box, each page's cells still differ: a pass's background is not a
+    failure's, and neither is the page's own (compat.report.legend's tones)."""
+    from selenium.webdriver.common.by import By
+
+    page, _ = committed
+    colour = "return getComputedStyle(arguments[0]).backgroundColor"
+    for url, passing, failing in (
+        (kernel_page("silu_tma").as_uri(), ".grid .v.m-refuses", ".grid .v.m-fails"),
+        (page.as_uri(), "table.measured td.m-verified", "table.measured td.m-fails"),
+        (ROOT.joinpath("docs", "versions.html").as_uri(), "td.m-verified, td.m-unfuzzed", "td.m-fails"),
+    ):
+        browser.get(url)
+        shown = [
+            browser.execute_script(colour, browser.find_element(By.CSS_SELECTOR, css)) for css in (passing, failing)
+        ]
+        assert len(set(shown)) == 2 and "rgba(0, 0, 0, 0)" not in shown, (url, shown)

@@ -7,12 +7,15 @@ from pathlib import Path
 
 from compat.evidence import results
 from compat.matrix.cells import package_cell_of
-from compat.report.chart import CANONICAL, CLASSES, GRADIENT_GROUPS, GROUPS, TRAINS_VIA
+from compat.report.chart import CANONICAL, GRADIENT_GROUPS, GROUPS, TRAINS_VIA
+from compat.report.legend import MARKS
 
 from .docs_fixtures import committed_pages
 
 ROOT = Path(__file__).resolve().parent.parent
-RANK = ["verified", "overflow", "unfuzzed", "contiguous", "fails", "wrong"]  # a silent wrong value ranks worst
+# Best first; a wrong value ranks worst (it says nothing), an error on a generated input above an error on the model.
+RANK = ["verified", "overflow", "unfuzzed", "contiguous", "errors_some", "fails", "crashed", "timed_out"]
+RANK += ["wrong_some", "wrong"]
 
 
 def _fuzz_class(record: dict | None) -> str | None:
@@ -52,8 +55,8 @@ def _kernel_class(cell: dict, fuzz: dict) -> str | None:
         layout = (record["outcome"]["detail"].get("example") or {}).get("layout", "contiguous")
         if layout != "contiguous":
             return "contiguous"
-        return "wrong" if record["outcome"]["kind"] == "mismatch" else "fails"
-    return "wrong" if kind == "mismatch" else "fails"
+        return "wrong_some" if record["outcome"]["kind"] == "mismatch" else "errors_some"
+    return {"mismatch": "wrong", "failed": "fails"}.get(kind, kind)
 
 
 def test_every_cell_of_the_committed_chart_counts_its_kernels_in_each_class_best_first():
@@ -86,7 +89,7 @@ def test_every_cell_of_the_committed_chart_counts_its_kernels_in_each_class_best
                 continue
             worst = max(measured.values(), key=RANK.index)
             tally = re.findall(r"(\S+) (\d+)", shown.strip().split("<sup>")[0])
-            expected = [(CLASSES[c][0], list(measured.values()).count(c)) for c in CLASSES if c in measured.values()]
+            expected = [(MARKS[c].glyph, list(measured.values()).count(c)) for c in RANK if c in measured.values()]
             assert [(glyph, int(n)) for glyph, n in tally] == expected, (style, group)  # best first, each counted
             verified += worst == "verified"
     assert verified > 0  # the chart shows fuzz-verified cells, only where every kernel's are
@@ -256,14 +259,15 @@ def test_a_cpu_run_shows_what_the_interpreter_cannot_trace_as_not_measurable_nev
         "AOTI Python, strict, AOTI Python, non-strict, AOTI C++, strict, AOTI C++, non-strict: not in cpu_interpret's matrix (no one ships Triton's interpreter"
         in said
     )
-    assert f"{CLASSES['unmeasurable'][0]} not measurable on this device" in summary
+    assert f"{MARKS['unmeasurable'].glyph} not measurable on this device" in summary
 
 
 def test_a_pass_whose_fuzz_test_found_only_overflows_as_eagers_stays_a_verified_pass_with_its_mark():
     """An overflow where eager overflows too (float64 finite) is as accurate as eager at the dtype's edge: the cell
     keeps its pass, marked, and the chart gives it a class of its own, fuzz-verified, never silently wrong."""
-    from compat.evidence.verdicts import OVERFLOWS_MARK, of_doc
+    from compat.evidence.verdicts import of_doc
     from compat.report.chart import cell_class
+    from compat.report.legend import of_verdict
 
     cell_id = "rms_norm-autograd_function-eager_backward-float32-cuda"
     axes = dict(zip(("kernel", "style", "stage", "dtype", "device"), cell_id.split("-"), strict=True))
@@ -273,19 +277,20 @@ def test_a_pass_whose_fuzz_test_found_only_overflows_as_eagers_stays_a_verified_
         return {"id": cell_id, "axes": axes, "outcome": outcome, "expected": None, "verdict": None}
 
     overflow = {"difference": "overflow_only", "layout": "contiguous", "output": "eager grad of x"}
-    for findings, kind, label, cls in (
-        ([overflow], "passes", f"pass{OVERFLOWS_MARK}", "overflow"),
-        ([overflow, {**overflow, "difference": "nonfinite"}], "wrong_some", "wrong*", "wrong"),
+    for findings, kind, cls in (
+        ([overflow], "passes", "overflow"),
+        ([overflow, {**overflow, "difference": "nonfinite"}], "wrong_some", "wrong_some"),
     ):
         fuzz = record("mismatch", findings=findings, example={"layout": "contiguous"})
         verdict = of_doc({"cells": [record("passed")], "fuzz": [fuzz]})[cell_id]
-        assert (verdict.kind, verdict.label, cell_class(verdict, fuzz)) == (kind, label, cls)
+        assert (verdict.kind, of_verdict(verdict), cell_class(verdict, fuzz)) == (kind, cls, cls)
 
 
 def test_a_silent_wrong_value_is_never_hidden_by_another_kernels_failure():
     from compat.report.chart import ChartCell
 
     assert ChartCell("triton_op", "CUDA graphs", {"silu": "fails", "silu_tma": "wrong"}).worst == "wrong"
+    assert ChartCell("triton_op", "CUDA graphs", {"silu": "crashed", "silu_tma": "wrong_some"}).worst == "wrong_some"
     assert ChartCell("triton_op", "eager", {"silu": "verified", "rms_norm": "overflow"}).worst == "overflow"
 
 
@@ -301,7 +306,7 @@ def test_gradient_rows_chart_triton_op_through_register_autograd_and_custom_op_a
     assert column("autograd_function", "compile, grads") == "autograd_function"
     assert ChartCell("triton_op", "compile, grads", {"silu": "verified"}).note().startswith("as `register_autograd`")
     bare = ChartCell("custom_op", "compile, grads", {"silu": "fails", "rms_norm": "fails"}).note()
-    assert bare.startswith("a bare `custom_op`, no autograd registered") and "2 kernels; fails: rms_norm, silu" in bare
+    assert bare.startswith("a bare `custom_op`, no autograd registered") and "2 kernels; ❌ rms_norm, silu" in bare
     assert ChartCell("custom_op", "compile, grads", {}).note() == "not measured"
 
 

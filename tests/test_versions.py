@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from compat.evidence import versions
+from compat.report import versions
 
 from .docs_fixtures import DATA_PTR, ENV, cell, doc, versions_page_files
 
@@ -46,10 +46,11 @@ def test_a_cause_that_changes_between_versions_is_named_with_the_versions_on_eac
     ]
     table = versions.collect(runs)
     text = versions.sentence("raw_jit", "export_nonstrict", "cpu", table[("raw_jit", "export_nonstrict", "cpu")])
-    assert text.startswith("`raw_jit` · `export_nonstrict` on cpu: fails on 2.11 (wrap_triton only works")
-    assert "fails on 2.13 (Cannot access data pointer" in text and text.endswith("works on 2.14 [CPU]")
+    assert text.startswith("`raw_jit` · `export_nonstrict` on cpu: fails with an error on 2.11 (wrap_triton only works")
+    assert "fails with an error on 2.13 (Cannot access data pointer" in text
+    assert text.endswith("works on the model's inputs, not fuzz-verified on 2.14 [CPU]")  # no fuzz test ran
     md = versions.markdown(runs)
-    assert "| `raw_jit` · `export_nonstrict` | ✗C | ✗C | ✓C |" in md
+    assert "| `raw_jit` · `export_nonstrict` | ❌C | ❌C | ☑️C |" in md
 
 
 def test_a_gpu_measurement_and_the_charts_claim_side_by_side_where_they_disagree():
@@ -79,7 +80,17 @@ def test_a_cell_the_fuzz_tests_proved_wrong_is_not_shown_as_working(found):
     gpu = _run("2.11.0", ENV, [cell("eager", "passed")])
     gpu["fuzz"] = [{**gpu["cells"][0], "outcome": {**gpu["cells"][0]["outcome"], "kind": found}}]
     (entry,) = versions.collect([("g.json", gpu)])[("raw_jit", "eager", "cuda")].values()
-    assert entry.state == "fails on some inputs"
+    assert entry.state == {"mismatch": "wrong_some", "failed": "errors_some"}[found]
+
+
+def test_a_version_works_fuzz_verified_only_where_every_cell_is():
+    gpu = _run("2.11.0", ENV, [cell("eager", "passed"), cell("eager", "passed", dtype="float16")])
+    gpu["fuzz"] = [gpu["cells"][0]]
+    (entry,) = versions.collect([("g.json", gpu)])[("raw_jit", "eager", "cuda")].values()
+    assert (entry.verified, entry.state) == (1, "unfuzzed")
+    gpu["fuzz"] = gpu["cells"]
+    (entry,) = versions.collect([("g.json", gpu)])[("raw_jit", "eager", "cuda")].values()
+    assert (entry.verified, entry.state) == (2, "verified")
 
 
 def test_the_committed_versions_page_matches_the_results_it_names():
@@ -115,11 +126,11 @@ def test_silent_wrong_values_have_their_own_mark_and_cause_never_a_clean_errors(
         ("b.json", _run("2.10.0", CPU_ENV, [cell("eager", "failed", device="cpu", error="E", message="refused")])),
     ]
     md = versions.markdown(runs)
-    assert "| `raw_jit` · `eager` | ≠C | ✗C |" in md  # ≠: wrong values, as in the chart and the grids
+    assert "| `raw_jit` · `eager` | ≠C | ❌C |" in md  # ≠: wrong values, as in the chart and the grids
     entry = versions.collect(runs)[("raw_jit", "eager", "cpu")]["2.9"]
-    assert entry.state == "wrong values" and entry.causes == {"no error, values beyond tolerance"}
+    assert entry.state == "wrong" and entry.causes == {"no error, values beyond tolerance"}
     page = versions.html_page(runs)
-    assert "class=silent" in page and "`" not in page.split("<h2 id=cpu>")[1]  # backticks rendered as <code>
+    assert "class=m-wrong " in page and "`" not in page.split("<h2 id=cpu>")[1]  # backticks rendered as <code>
 
 
 def test_the_charts_rows_are_quoted_verbatim_and_only_real_disagreements_listed():

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..matrix.cells import split_cell_id
 from . import catalogue
-from .outcomes import ICON, Outcome, clip
+from .outcomes import Outcome, clip
 from .rootcause import signature
 
 DRIFT_FACTOR = 2.0  # a passing cell whose worst relative error more than doubled (and is not tiny) is reported
@@ -54,6 +54,7 @@ class Change:
     host: bool = False  # the cause on either side comes from the host (see HOST_CAUSES)
     reason: str = ""  # why, and what to do instead: the after side's expectation row that says (else the before's)
     rewrite: str = ""
+    kinds: tuple[str | None, str | None] = (None, None)  # the outcomes' kinds before and after (None: no cell)
 
 
 def state(outcome: dict[str, Any] | None) -> str:
@@ -61,7 +62,7 @@ def state(outcome: dict[str, Any] | None) -> str:
     if outcome is None:
         return "-"
     o = Outcome.from_dict(outcome)
-    text = f"{ICON[o.kind]} {o.kind}"
+    text = o.kind
     cause = o.cause
     if cause is not None:
         via = f"{o.error_type} ← " if cause.error_type != o.error_type else ""
@@ -135,6 +136,7 @@ def compare(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> dict[str, list[
                     host=cross_host and (same_versions or _host_caused(oa, ob)),
                     reason=reason,
                     rewrite=rewrite,
+                    kinds=(oa and oa["kind"], ob and ob["kind"]),
                 )
             )
     return groups

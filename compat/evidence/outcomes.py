@@ -10,7 +10,6 @@ from typing import Any
 from .rootcause import of_exception, root_cause
 
 KINDS = ("passed", "failed", "mismatch", "crashed", "timed_out", "skipped")
-ICON = {"passed": "✅", "failed": "❌", "mismatch": "≠", "crashed": "💥", "timed_out": "⏱", "skipped": "⏭"}
 MESSAGE_LIMIT = 4000  # enough for any stable fragment; tracebacks stay in the logs
 # A compiler's diagnostics (g++'s, nvcc's): what a C++ compile error is, often past a limit filled by its warnings.
 _DIAGNOSTIC = re.compile(r"^.*\b(?:error|fatal error|internal compiler error)\b:.*$|^.*\bKilled signal\b.*$", re.M)

@@ -20,22 +20,8 @@ from .findings import overflow_only
 from .gate import unmeasurable
 from .outcomes import Outcome, clip
 
-# verdict -> (the short label in a grid, the legend's words). Order: how a reader ranks them, best first.
-VERDICTS: dict[str, tuple[str, str]] = {
-    "passes": ("pass", "passes: eager's values on the model and on every generated input it took"),
-    "wrong_some": ("wrong*", "passes on the model, but gives wrong values on some generated inputs (fuzz tests)"),
-    "errors_some": ("error*", "passes on the model, but raises on some generated inputs it should take (fuzz tests)"),
-    "wrong": ("wrong", "wrong values on the model, without an error"),
-    "fails": ("fail", "fails with an error"),
-    "crashed": ("crash", "crashes the process"),
-    "timed_out": ("hang", "hangs past its time budget"),
-    "unmeasurable": ("n/m", "not measurable on this device: it cannot run the stage at all (measure it on a GPU)"),
-    "skipped": ("skip", "not run on this host"),
-}
-REFUSES_MARK = "†"  # beside "pass": it refuses some non-contiguous layouts with a clear error
-OVERFLOWS_MARK = "~"  # beside "pass": NaN or inf on generated inputs only where eager overflows too (float64 finite)
-OVERFLOW_WORDS = "NaN or inf on generated inputs only where eager overflows too (float64 is finite there)"
-UNFUZZED_MARK = "°"  # beside "pass": a stage the fuzz tests drive, whose fuzz test did not run in these results
+# The verdicts, as a reader ranks them, best first (their marks and words: compat.report.legend).
+KINDS = ("passes", "wrong_some", "errors_some", "wrong", "fails", "crashed", "timed_out", "unmeasurable", "skipped")
 ON_THE_MODEL = {
     "passed": "passes",
     "failed": "fails",
@@ -43,6 +29,10 @@ ON_THE_MODEL = {
     "crashed": "crashed",
     "timed_out": "timed_out",
     "skipped": "skipped",
+}
+PACKAGE_FOUND = {
+    "wrong_some": "gives wrong values on some generated inputs",
+    "errors_some": "raises on some generated inputs",
 }
 ON_SOME_INPUTS = {
     "mismatch": "wrong_some",
@@ -63,15 +53,7 @@ class Verdict:
     unfuzzed: bool = False  # a pass on the model's inputs only: its stage is fuzzed, but not in these results
     rewrite: str | None = None
     overflows: bool = False  # a pass whose fuzz test found only overflows where eager overflows too
-
-    @property
-    def label(self) -> str:
-        return (
-            VERDICTS[self.kind][0]
-            + (REFUSES_MARK if self.refuses else "")
-            + (OVERFLOWS_MARK if self.overflows else "")
-            + (UNFUZZED_MARK if self.unfuzzed else "")
-        )
+    fuzzed: bool = False  # a fuzz test of its own ran (a C++ cell's package is fuzzed from Python, not the cell)
 
     @property
     def works(self) -> bool:
@@ -80,7 +62,7 @@ class Verdict:
     @property
     def note(self) -> tuple:
         """What two cells share when one note explains both (the cell id aside)."""
-        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.overflows, self.evidence)
+        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.overflows, self.fuzzed, self.evidence)
 
 
 def _provenance(row: dict[str, Any] | None) -> str:
@@ -209,7 +191,8 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
                 + "; ".join(v for v in (cell.get("verdict"), fuzz and fuzz.get("verdict")) if v),
             )
         )
-    return Verdict(cell["id"], kind, unexpected, tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
+    shown = (tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
+    return Verdict(cell["id"], kind, unexpected, *shown, fuzzed=fuzz is not None)
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:
@@ -239,5 +222,5 @@ def _inherited(verdict: Verdict, package: Verdict) -> Verdict:
         kind=package.kind,
         rewrite=package.rewrite,
         evidence=package.evidence,
-        facts=verdict.facts + (("fuzz", f"runs the {stage} package: {VERDICTS[package.kind][1]}"),),
+        facts=verdict.facts + (("fuzz", f"runs the {stage} package, which {PACKAGE_FOUND[package.kind]}"),),
     )

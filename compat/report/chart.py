@@ -10,9 +10,11 @@ so a glyph never claims more than every kernel showed, and the cell's note names
   overflows too (float64 finite there): as accurate as eager, a class of its own, never "silently wrong";
 - works, not fuzzed: passed on the model, with no passing fuzz record;
 - contiguous inputs only: the fuzz tests found it wrong or raising on a non-contiguous input only;
-- fails: an error, a crash or a hang (on the model, or raising on a contiguous generated input);
-- silently wrong: wrong values without an error, on the model or on a contiguous generated input. It ranks worst:
-  a failure says so, a wrong value does not, so no failure of another kernel hides it.
+- raising on some generated inputs (a contiguous one); fails, crashes or hangs on the model;
+- wrong values on some generated inputs (a contiguous one), or silently wrong on the model. They rank worst: a
+  failure says so, a wrong value does not, so no failure of another kernel hides it.
+
+The classes are compat.report.legend's marks, as on every page.
 
 The gradient rows chart what a user ships to train: a `triton_op` trains through `register_autograd` (the style
 `register_autograd`, named in the row), not a bare `triton_op` no gradient formula reaches; a `custom_op` is charted
@@ -32,6 +34,7 @@ from ..evidence.verdicts import Verdict
 from ..matrix.cells import Cell, package_cell_of, why_not_applicable
 from ..matrix.kernels import KERNELS
 from ..matrix.styles import CANONICAL_STYLES
+from . import legend
 
 # The canonical styles (compat.matrix.styles declares which they are), as the chart's columns name them.
 LABELS = {
@@ -61,24 +64,13 @@ GRADIENT_GROUPS = ("compile, grads", "dynamic, grads")
 TRAINS_VIA = {"triton_op": "register_autograd"}
 CPP_PASS = "AOTI C++: a pass is not fuzz-verified (the package's fuzz tests load it from Python)."
 UNTRAINED = {"custom_op": "a bare `custom_op`, no autograd registered (no style of the matrix registers one on it)"}
-# A kernel's class is the last of these any of its cells has (best first, after the one that measured nothing: a
-# device that cannot run a stage at all, which any measured class outranks).
-CLASSES = {
-    "unmeasurable": ("⊘", "not measurable on this device"),
-    "verified": ("✅", "works, fuzz-verified"),
-    "overflow": ("✅~", "works, fuzz-verified; overflows only where eager overflows"),
-    "unfuzzed": ("☑️", "works, not fuzzed"),
-    "contiguous": ("🟨", "works for contiguous inputs only"),
-    "fails": ("❌", "fails"),
-    "wrong": ("≠", "silently wrong"),
-}
-ORDER = list(CLASSES)
 
 
 def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
-    """One cell's class (None: not run here). `fuzz`: the fuzz record of the cell, or of the package it runs."""
-    if verdict.kind in ("skipped", "unmeasurable"):
-        return None if verdict.kind == "skipped" else "unmeasurable"
+    """One cell's class, a key of compat.report.legend.MARKS (None: not run here). `fuzz`: the fuzz record of the
+    cell, or of the package it runs. Wrong or raising on some generated inputs of a view only: contiguous only."""
+    if verdict.kind == "skipped":
+        return None
     if verdict.kind == "passes":  # an overflow where eager overflows too is verified: as accurate as eager
         if fuzz is not None and verdict.overflows:
             return "overflow"
@@ -87,8 +79,7 @@ def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
         example = (fuzz or {}).get("outcome", {}).get("detail", {}).get("example") or {}
         if example.get("layout", "contiguous") != "contiguous":
             return "contiguous"
-        return "wrong" if verdict.kind == "wrong_some" else "fails"
-    return "wrong" if verdict.kind == "wrong" else "fails"
+    return verdict.kind
 
 
 def column(style: str, group: str) -> str | None:
@@ -113,12 +104,12 @@ class ChartCell:
 
     @property
     def worst(self) -> str | None:
-        return max(self.kernels.values(), key=ORDER.index) if self.kernels else None
+        return legend.worst(self.kernels.values()) if self.kernels else None
 
     def tally(self) -> str:
         """How many of its kernels fall in each class, best first (✅ 7 ❌ 1): one bad kernel reads as one."""
-        counts = [(cls, sum(c == cls for c in self.kernels.values())) for cls in ORDER]
-        return " ".join(f"{CLASSES[cls][0]} {n}" for cls, n in counts if n)
+        counts = [(cls, sum(c == cls for c in self.kernels.values())) for cls in legend.ORDER]
+        return " ".join(f"{legend.glyph(cls)} {n}" for cls, n in counts if n)
 
     def note(self) -> str:
         """Each class's kernels, best first: what the glyph stands on."""
@@ -127,10 +118,10 @@ class ChartCell:
             return "not measured"
         bare = self.group in GRADIENT_GROUPS and self.style in UNTRAINED
         parts = []
-        for cls in ORDER:
+        for cls in legend.ORDER:
             named = sorted(k for k, c in self.kernels.items() if c == cls)
             if named:
-                parts.append(f"{CLASSES[cls][1]}: {', '.join(named)}")
+                parts.append(f"{legend.glyph(cls)} {', '.join(named)}")  # the legend beside the chart says it
         said = f"as `{shown}`, " if shown else f"{UNTRAINED[self.style]}; " if bare else ""
         return said + f"{len(self.kernels)} kernels; " + "; ".join(parts)
 
@@ -157,7 +148,7 @@ def _classes(
             cls = "unfuzzed"  # its package was fuzzed loaded from Python: no claim of the C++ path's own
 
         kernels = found.setdefault((col, group_of[a["stage"]]), {})
-        kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=ORDER.index)
+        kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=legend.ORDER.index)
     return found
 
 
@@ -215,7 +206,7 @@ def op_rows(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -> t
     )
     rows = [(op, [found.get(("as_shipped", g), {}).get(op) for g, _ in GROUPS]) for op in ops]
     if any(c == "unmeasurable" for _, classes in rows for c in classes):
-        said += f" {CLASSES['unmeasurable'][0]}: {INTERPRETER_LIMIT}."
+        said += f" {legend.glyph('unmeasurable')}: {INTERPRETER_LIMIT}."
     # Groups no stage of which is in this device's matrix, by why (for the ops declared in this process, in the
     # dtypes they ran).
     absent: dict[str, list[str]] = {}
@@ -234,12 +225,12 @@ def op_summary(doc: dict[str, Any], verdicts: dict[str, Verdict], device: str) -
     said, rows = op_rows(doc, verdicts, device)
     if not rows:
         return []
-    out = [f"{said} {legend(c for _, classes in rows for c in classes)}; — not measured.", ""]
+    out = [f"{said} {legend.markdown((c for _, classes in rows for c in classes), unmeasured=True)}", ""]
     middle = (len(GROUPS) + 1) // 2
     for half in (slice(0, middle), slice(middle, None)):
         out += ["| op | " + " | ".join(g for g, _ in GROUPS[half]) + " |", "|---|" + "---|" * len(GROUPS[half])]
         out += [
-            f"| `{op}` | " + " | ".join(CLASSES[c][0] if c else "—" for c in classes[half]) + " |"
+            f"| `{op}` | " + " | ".join(legend.glyph(c) if c else legend.UNMEASURED.glyph for c in classes[half]) + " |"
             for op, classes in rows
         ]
         out.append("")
@@ -259,7 +250,7 @@ def markdown(cells: list[ChartCell], device: str, never_fuzzed_line: str = "") -
         "with no autograd registered. Non-strict export for save/load (torch.export's default since "
         f"2.8); AOTI after each; every dtype the stage runs. {CPP_PASS}",
         "",
-        f"{legend(c.worst for c in cells)}; — not measured.",
+        legend.markdown((c.worst for c in cells if c.worst), unmeasured=True),
         "",
         "| stage | " + " | ".join(label for _, label in CANONICAL) + " |",
         "|---|" + "---|" * len(CANONICAL),
@@ -270,19 +261,13 @@ def markdown(cells: list[ChartCell], device: str, never_fuzzed_line: str = "") -
         for style, label in CANONICAL:
             cell = by_key[(style, group)]
             if cell.worst is None:
-                row.append("—")
+                row.append(legend.UNMEASURED.glyph)
                 continue
             letter = next(letters)
             notes.append(f"{letter}. {group}, {label}: {cell.note()}.")
             row.append(f"{cell.tally()}<sup>{letter}</sup>")
         out.append(f"| {group} | " + " | ".join(row) + " |")
     return out + ["", *(f"<sub>{n}</sub><br>" for n in notes), "", *filter(None, [never_fuzzed_line]), ""]
-
-
-def legend(shown) -> str:
-    """The classes' glyphs and words, the not-measurable one only where it is shown."""
-    seen = set(shown)
-    return "; ".join(f"{glyph} {words}" for cls, (glyph, words) in CLASSES.items() if cls != ORDER[0] or cls in seen)
 
 
 def _letters():

@@ -15,10 +15,10 @@ import re
 from collections import Counter
 from typing import Any
 
-from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, UNFUZZED_MARK, VERDICTS
 from ..matrix.cells import dtypes_braced, split_cell_id
 from ..matrix.styles import FAMILIES, STYLES
 from . import chart as measured_chart
+from . import legend
 from .index import inline as _inline
 from .recommend import INTRO, answers, describe_missing, goals
 from .report import (
@@ -34,7 +34,8 @@ from .report import (
 )
 from .timings import first_point
 
-CSS = """
+CSS = (
+    """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330}
 header,section{padding:0 24px} h1{font-size:22px;margin:16px 0 6px} h2{font-size:18px;margin:26px 0 8px}
 h3{font-size:15px;margin:14px 0 6px} .meta{color:#4a5568;margin:2px 0;max-width:1400px}
@@ -42,8 +43,6 @@ code{font-family:ui-monospace,monospace;font-size:12px;background:rgba(0,0,0,.05
 tr.family th{text-align:left;background:#eef2f7;font-weight:600;font-size:12px;padding:4px 6px}
 tr.family th span{position:sticky;left:6px;display:inline-block}
 nav a{margin-right:12px}
-.c-verified,.c-overflow{background:#d9f2df} .c-unfuzzed{background:#edf5e1} .c-contiguous{background:#fff0b3}
-.c-fails{background:#f3e3c7} .c-wrong{background:#f49a9a} .c-unmeasurable{background:#eceff3}
 .answers details{display:inline;margin-left:4px} .answers summary{display:inline;cursor:pointer;color:#2b5797}
 .answers details[open]{display:block;margin:2px 0 6px}
 .wrap{overflow:auto;max-height:78vh;border:1px solid #cbd2dc;max-width:100%}
@@ -62,12 +61,8 @@ button.v{cursor:pointer} button.v:hover{filter:brightness(.93)}
 .v .dt{font-weight:400;color:#4a5568;margin-right:3px}
 .v .lat{display:block;font-weight:400;font-size:10px;color:#2d3748}
 table.lat td.num{text-align:right;font-variant-numeric:tabular-nums}
-.passes{background:#d9f2df} .wrong_some{background:#ffb86b} .errors_some{background:#ffd98a}
-.wrong{background:#f49a9a} .fails{background:#f3e3c7} .crashed{background:#e8b3d9} .timed_out{background:#d6cdf5}
-.skipped{background:#eceff3;color:#5a6473;font-weight:400}
 .unexpected{outline:3px solid #d6001c;outline-offset:-3px}
 td.sum{font-size:11.5px;white-space:nowrap}
-.legend span{display:inline-block;padding:2px 8px;margin:2px 6px 2px 0;border-radius:3px;font-size:12.5px}
 .controls label{margin-right:14px;white-space:nowrap}
 fieldset{border:1px solid #cbd2dc;border-radius:4px;max-width:1100px;display:grid;
 grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:2px 12px} fieldset legend{font-weight:600}
@@ -83,6 +78,8 @@ aside#panel dl{margin:6px 0} aside#panel dt{font-weight:600;margin-top:5px} asid
 overflow-wrap:anywhere} aside#panel .cells{font:12px ui-monospace,monospace;overflow-wrap:anywhere}
 #close{float:right;border:0;background:none;font-size:20px;cursor:pointer}
 """
+    + legend.CSS
+)
 
 # What both pages' scripts start with: the page's data, and a way to make an element.
 COMMON = r"""
@@ -226,9 +223,9 @@ def _stage_label(stage: str) -> str:
 
 
 def _entry(docs: Docs, e: Entry) -> str:
-    cls = f"v {e.kind}" + (" unexpected" if e.unexpected else "")
+    cls = f"v m-{e.mark}" + (" unexpected" if e.unexpected else "")
     dtypes = f'<span class="dt">{_esc("/".join(DTYPE.get(d, d) for d in e.dtypes))}</span>' if e.dtypes else ""
-    label = ("! " if e.unexpected else "") + e.label
+    label = (legend.UNEXPECTED.glyph if e.unexpected else "") + legend.html_short(e.mark)
     title = _esc(_cells_title([v.id for v in e.verdicts]))
     timed = [(v.id, docs.latency[v.id]) for v in e.verdicts if v.id in docs.latency]
     lat = ""
@@ -245,8 +242,8 @@ def _entry(docs: Docs, e: Entry) -> str:
         )
     key = docs.note_key(e)
     if key in docs.notes:
-        return f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{_esc(label)}{lat}</button>'
-    return f'<span class="{cls}" title="{title}">{dtypes}{_esc(label)}{lat}</span>'
+        return f'<button class="{cls}" data-n="{docs.notes[key]}" title="{title}">{dtypes}{label}{lat}</button>'
+    return f'<span class="{cls}" title="{title}">{dtypes}{label}{lat}</span>'
 
 
 def _cells_title(ids: list[str]) -> str:
@@ -329,14 +326,11 @@ def latency_page(doc: dict, source: str) -> str | None:
 
 def _summary(docs: Docs, row, group: str) -> str:
     """A collapsed group's cell: how many of its entries have each verdict, coloured by the worst."""
-    counts = Counter(e.kind for s in docs.stages if stage_group(s) == group for e in row.entries(s) for _ in e.verdicts)
+    counts = Counter(e.mark for s in docs.stages if stage_group(s) == group for e in row.entries(s) for _ in e.verdicts)
     if not counts:
         return f'<td class="sum gc-{_slug(group)}"></td>'
-    worst = max(counts, key=list(VERDICTS).index)
-    text = " · ".join(
-        f"{n} {VERDICTS[k][0]}" for k, n in sorted(counts.items(), key=lambda kv: list(VERDICTS).index(kv[0]))
-    )
-    return f'<td class="sum {worst} gc-{_slug(group)}">{_esc(text)}</td>'
+    text = " · ".join(f"{legend.html_short(k)} {counts[k]}" for k in legend.ORDER if k in counts)
+    return f'<td class="sum m-{legend.worst(counts)} gc-{_slug(group)}">{text}</td>'
 
 
 def _grid(docs: Docs, kernel: str) -> list[str]:
@@ -432,17 +426,8 @@ def _notes(docs: Docs, kernel: str) -> dict[str, Any]:
         blocks = [(cells, note) for cells, note in blocks if cells]
         if not blocks:
             continue
-        kind, unexpected, refuses, unfuzzed, overflows, _ = blocks[0][1]
-        title = (
-            ("differs from its expectation: " if unexpected else "")
-            + VERDICTS[kind][1]
-            + (f"; refuses {', '.join(refuses)}" if refuses else "")
-            + (f"; {OVERFLOW_WORDS}" if overflows else "")
-            + ("; not fuzzed in these results" if unfuzzed else "")
-        )
         out[str(n)] = {
-            "title": s(title),
-            "kind": kind,
+            "title": s(legend.note_head(blocks[0][0][0])),
             # an id as its five axes, each a string: 1,800 ids of one kernel share a few dozen names
             "blocks": [
                 {
@@ -517,13 +502,13 @@ def _measured_chart(docs: Docs) -> list[str]:
     cells = {(c.style, c.group): c for c in measured_chart.chart(docs.doc, docs.verdicts, device)}
     if not any(c.kernels for c in cells.values()):  # a repository of its own ops: no canonical style ran
         return []
-    legend = _esc(measured_chart.legend(c.worst for c in cells.values()))
+    shown = legend.html_legend((c.worst for c in cells.values() if c.worst), unmeasured=True)
     out = [
         f'<section id="chart"><h2>Which style survives which stage, measured on {_esc(device)}</h2>',
         f'<p class="meta">Each cell counts the kernels measured in each class, best first, coloured by the worst; '
         f"hover or open the notes for each kernel's class. Gradient rows: <code>triton_op</code> with "
-        f"<code>register_autograd</code>. Non-strict export for save/load. {_esc(measured_chart.CPP_PASS)} "
-        f"{legend}; — not measured.</p>",
+        f"<code>register_autograd</code>. Non-strict export for save/load. {_esc(measured_chart.CPP_PASS)}</p>",
+        f'<p class="legend">{shown}</p>',
         '<table class="plain measured"><thead><tr><th>style</th>'
         + "".join(f"<th>{_esc(group).replace(', ', '<br>')}</th>" for group, _ in measured_chart.GROUPS)
         + "</tr></thead><tbody>",
@@ -534,10 +519,10 @@ def _measured_chart(docs: Docs) -> list[str]:
         for group, _ in measured_chart.GROUPS:
             cell = cells[(style, group)]
             if cell.worst is None:
-                row.append("<td>—</td>")
+                row.append(f"<td>{legend.UNMEASURED.glyph}</td>")
                 continue
             notes.append(f"<li>{_code(label)}, {_esc(group)}: {_esc(cell.note())}</li>")
-            row.append(f'<td class="c-{cell.worst}" title="{_esc(cell.note())}">{cell.tally()}</td>')
+            row.append(f'<td class="m-{cell.worst}" title="{_esc(cell.note())}">{_esc(cell.tally())}</td>')
         out.append("<tr>" + "".join(row) + "</tr>")
     never = measured_chart.never_fuzzed(docs.doc, device)
     return out + [
@@ -556,16 +541,19 @@ def _op_summary(docs: Docs, doc: dict, beside: bool = False) -> list[str]:
     said, rows = measured_chart.op_rows(doc, docs.verdicts, device) if device else ("", [])
     if not rows:
         return []
-    legend = _esc(measured_chart.legend(c for _, classes in rows for c in classes))
+    shown = legend.html_legend((c for _, classes in rows for c in classes if c), unmeasured=True)
     out = [
-        f'<p class="meta">{_esc(said)} {legend}; — not measured.</p>',
+        f'<p class="meta">{_esc(said)}</p><p class="legend">{shown}</p>',
         '<table class="plain measured"><thead><tr><th>op</th>'
         + "".join(f"<th>{_esc(g)}</th>" for g, _ in measured_chart.GROUPS)
         + "</tr></thead><tbody>",
     ]
     out += [
         f'<tr><th><a href="{f"{op}.html" if beside else _kernel_href(op)}"><code>{_esc(op)}</code></a></th>'
-        + "".join(f"<td>{measured_chart.CLASSES[c][0] if c else '—'}</td>" for c in classes)
+        + "".join(
+            f'<td class="m-{c}">{legend.html_mark(c)}</td>' if c else f"<td>{legend.UNMEASURED.glyph}</td>"
+            for c in classes
+        )
         + "</tr>"
         for op, classes in rows
     ]
@@ -668,16 +656,7 @@ def _shipped_index(docs: Docs, doc: dict, source: str) -> str:
 def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
     """One page per kernel, by path under the docs folder: its grid, its sentences, and the notes its cells cite."""
     docs = Docs(doc)
-    legend = "".join(
-        f'<span class="{k}">{_esc(label)}: {_esc(words.split(":")[0])}</span>' for k, (label, words) in VERDICTS.items()
-    )
-    legend += (
-        f'<span class="passes">pass{REFUSES_MARK}: refuses some non-contiguous layouts with a clear error</span>'
-        f'<span class="passes">pass{OVERFLOWS_MARK}: {_esc(OVERFLOW_WORDS)}</span>'
-        f'<span class="passes">pass{UNFUZZED_MARK}: passes on the model\'s inputs; its fuzz test has not run in '
-        "these results</span>"
-        '<span class="passes unexpected">differs from its expectation (the gate failed)</span>'
-    )
+    shown = legend.html_legend(legend.CELL_MARKS, unexpected=True)
     groups = "".join(
         f'<label><input type="checkbox" value="{_slug(g)}" checked> {_esc(g)}</label>' for g in docs.groups
     )
@@ -710,7 +689,7 @@ def kernel_html_pages(doc: dict, source: str) -> dict[str, str]:
                     + "</ul></section>"
                 ]
             ),
-            f'<section><p class="legend">{legend}</p><p class="meta">Click a coloured cell for what was observed, '
+            f'<section><p class="legend">{shown}</p><p class="meta">Click a coloured cell for what was observed, '
             "why, what to do instead, and provenance; a generated input that gave wrong values comes with its "
             "falsifying example and the command that reruns it.</p>"
             f'<p class="controls">Stage groups shown (untick to fold a group into one column): {groups}</p>',

@@ -15,16 +15,16 @@ from typing import Any
 
 from ..evidence.gate import unmeasurable
 from ..evidence.outcomes import Outcome
-from ..evidence.verdicts import OVERFLOW_WORDS, OVERFLOWS_MARK, REFUSES_MARK, VERDICTS, Verdict, of_doc
-from ..evidence.versions import chart_rows, collect
+from ..evidence.verdicts import KINDS, Verdict, of_doc
 from ..matrix.cells import dtypes_braced, registries, split_cell_id
 from ..matrix.stages import DOC_GROUPS, STAGES
 from ..matrix.styles import FAMILIES, STYLES
 from . import chart as measured_chart
-from . import timings
+from . import legend, timings
 from .recommend import answers as recommend_answers
 from .recommend import markdown as recommend_markdown
 from .recommend import table as recommend_table
+from .versions import chart_rows, collect
 
 KIND_LABEL = {
     "passed": "passes",
@@ -34,19 +34,6 @@ KIND_LABEL = {
     "timed_out": "timed out",
     "skipped": "skipped",
 }
-VERDICT_ICON = {
-    "passes": "✅",
-    "wrong_some": "⚠️≠",
-    "errors_some": "⚠️❌",
-    "wrong": "≠",
-    "fails": "❌",
-    "crashed": "💥",
-    "timed_out": "⏱",
-    "unmeasurable": "⊘",
-    "skipped": "⏭",
-}
-UNFUZZED_ICON = "☑️"  # a pass on the model's inputs whose fuzz test did not run: never the fuzz-verified ✅
-UNEXPECTED = "❗"
 DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 # How a sentence says each verdict.
 WORDS = {
@@ -246,8 +233,8 @@ class Entry:
         return self.verdicts[0].kind
 
     @property
-    def label(self) -> str:
-        return self.verdicts[0].label
+    def mark(self) -> str:
+        return legend.of_verdict(self.verdicts[0])
 
     @property
     def unexpected(self) -> bool:
@@ -269,7 +256,7 @@ class Folded:
         """One entry when the dtypes agree on the verdict, else one per verdict, naming its dtypes."""
         by: dict[tuple, list[tuple[str, Verdict]]] = {}
         for dtype, v in self.cells.get(stage, []):
-            by.setdefault((v.label, v.unexpected), []).append((dtype, v))
+            by.setdefault((legend.of_verdict(v), v.unexpected), []).append((dtype, v))
         if len(by) == 1:
             return [Entry(None, [v for _, v in next(iter(by.values()))])]
         return [Entry(tuple(d for d, _ in group), [v for _, v in group]) for group in by.values()]
@@ -299,7 +286,7 @@ class Folded:
             return f"works in every {group} stage run ({', '.join(ran)})."
         parts = [
             f"{WORDS[kind]} in {', '.join(where)}"
-            for kind, where in sorted(said.items(), key=lambda kv: list(VERDICTS).index(kv[0]))
+            for kind, where in sorted(said.items(), key=lambda kv: KINDS.index(kv[0]))
         ]
         text = "; ".join(parts) + "."
         rewrites = list(dict.fromkeys(rewrites))
@@ -402,7 +389,7 @@ class Docs:
         return fuzz_headline(self.doc) if self.doc.get("fuzz") else None
 
     def chart(self) -> list[tuple[str, str, str, str]]:
-        """The tutorial chart's claims where this run's GPU measurement disagrees (compat.evidence.versions)."""
+        """The tutorial chart's claims where this run's GPU measurement disagrees (compat.report.versions)."""
         return chart_rows(collect([("this run", self.doc)])) if self.doc["environment"]["gpus"] else []
 
 
@@ -435,20 +422,10 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _icon(kind: str, unfuzzed: bool) -> str:
-    return UNFUZZED_ICON if kind == "passes" and unfuzzed else VERDICT_ICON[kind]
-
-
 def _md_entry(docs: Docs, e: Entry) -> str:
     key = docs.note_key(e)
     note = f" [{docs.notes[key]}](#note-{docs.notes[key]})" if key in docs.notes else ""
-    v = e.verdicts[0]
-    icon = (
-        (UNEXPECTED if e.unexpected else "")
-        + _icon(e.kind, v.unfuzzed)
-        + (REFUSES_MARK if v.refuses else "")
-        + (OVERFLOWS_MARK if v.overflows else "")
-    )
+    icon = (legend.UNEXPECTED.glyph if e.unexpected else "") + legend.glyph(e.mark)
     dtypes = f"{'/'.join(DTYPE.get(d, d) for d in e.dtypes)} " if e.dtypes else ""
     return f"{dtypes}{icon}{note}"
 
@@ -483,7 +460,6 @@ LATENCY_PAGE = "LATENCY.md"  # beside SUPPORT_MATRIX.md
 
 
 def _header(docs: "Docs", source: str, title: str) -> list[str]:
-    legend = ", ".join(f"{VERDICT_ICON[k]} {words.split(':')[0]}" for k, (_, words) in VERDICTS.items())
     runs = docs.matrix.merged_runs()
     out = [
         f"# {title}",
@@ -507,11 +483,7 @@ def _header(docs: "Docs", source: str, title: str) -> list[str]:
         out.append(f"**Generated inputs:** {docs.fuzz_line()}.")
     return out + [
         "",
-        f"**Legend:** {legend}; {REFUSES_MARK} refuses some non-contiguous layouts with a clear error; "
-        f"{OVERFLOWS_MARK} NaN or inf on generated inputs only where eager overflows too (float64 is finite there); "
-        f"{UNFUZZED_ICON} passes on the model's inputs, its fuzz test has not run in these results "
-        f"(never {VERDICT_ICON['passes']}, which the fuzz tests verified where the stage is fuzzed); "
-        f"{UNEXPECTED} differs from its expectation (the gate failed). A cell shows one verdict for every "
+        f"{legend.markdown(legend.CELL_MARKS, unexpected=True)} A cell shows one verdict for every "
         "dtype where they agree, and one per dtype where they differ. The numbered notes say what was "
         "observed, why, what to do instead, and where it was measured or documented.",
         "",
@@ -606,15 +578,12 @@ def latency_markdown(doc: dict[str, Any], source: str) -> str | None:
 def _md_group(docs: Docs, row, group: str, anchor: str) -> str:
     """A row's stage group in one cell: how many stages (dtypes folded) show each verdict, linking the stages."""
     entries = [e for s in docs.stages if stage_group(s) == group for e in row.entries(s)]
-    counts = Counter((e.kind, any(v.unfuzzed for v in e.verdicts)) for e in entries)
+    counts = Counter(e.mark for e in entries)
     if not counts:
         return ""
-    unexpected = any(e.unexpected for e in entries)
-    text = " ".join(
-        f"{_icon(*key)}{n}"
-        for key, n in sorted(counts.items(), key=lambda kv: (list(VERDICTS).index(kv[0][0]), kv[0][1]))
-    )
-    return f"[{UNEXPECTED if unexpected else ''}{text}](#{anchor})"
+    unexpected = legend.UNEXPECTED.glyph if any(e.unexpected for e in entries) else ""
+    text = " ".join(f"{legend.glyph(mark)}{counts[mark]}" for mark in legend.ORDER if mark in counts)
+    return f"[{unexpected}{text}](#{anchor})"
 
 
 def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
@@ -689,14 +658,7 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
                 for cells, note in docs.note_blocks(key)
                 if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)
             ]
-            kind, unexpected, refuses, unfuzzed, overflows, _ = blocks[0][1]
-            out.append(
-                f'<a id="note-{n}"></a>**[{n}]** {UNEXPECTED if unexpected else ""}{_icon(kind, unfuzzed)} '
-                f"{VERDICTS[kind][1]}"
-                + (f"; refuses {', '.join(refuses)}" if refuses else "")
-                + (f"; {OVERFLOW_WORDS}" if overflows else "")
-                + ("; not fuzzed in these results" if unfuzzed else "")
-            )
+            out.append(f'<a id="note-{n}"></a>**[{n}]** {legend.note_head(blocks[0][0][0])}')
             for cells, (*_, evidence) in blocks:
                 cells = [v for v in cells if split_cell_id(v.id, "a note").kernel == kernel]
                 out.append(
@@ -704,7 +666,8 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
                     + ", ".join(f"`{i}`" for i in dtypes_braced(v.id for v in cells))
                 )
                 out += [f"    - {what}: {_md(text)}" for what, text in evidence]
-                if kind in ("wrong_some", "errors_some"):  # each cell's falsifying example and its reproducer
+                # each cell's falsifying example and its reproducer
+                if blocks[0][0][0].kind in ("wrong_some", "errors_some"):
                     out += [
                         f"    - `{v.id}`: "
                         + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts if what != "on the model")

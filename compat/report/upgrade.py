@@ -9,11 +9,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evidence.diff import COUNTED, GROUPS, Change, compare, host_of, regressed
+from ..evidence.outcomes import KINDS
 from ..matrix.cells import split_cell_id
-from . import timings
+from . import legend, timings
 
 REASON_CHARS = 300  # of a reason or a rewrite, in the comment (the full text is the expectation row's)
 CELLS_CHARS = 4000  # of the cell ids one folded row lists
+
+
+def _marked(kind: str | None, state: str) -> str:
+    """An outcome with its mark (a cell's pass is on the model's inputs: the diff compares cells, not fuzz tests)."""
+    return f"{legend.glyph(legend.OUTCOME_MARKS[kind])} {state}" if kind else state
 
 
 def _env(doc: dict[str, Any], name: str) -> str:
@@ -101,7 +107,7 @@ def _section(
         # past GitHub's 948 px column; each change's cells fold below it.
         reserve = 200  # room for this group's "more" line and the next group's heading
         for i, (c, cells) in enumerate(folded):
-            row = f"- **{len(cells)} {'cell' if len(cells) == 1 else 'cells'}**: {c.before} → {c.after}. {_why(c)}"
+            row = f"- **{len(cells)} {'cell' if len(cells) == 1 else 'cells'}**: {_marked(c.kinds[0], c.before)} → {_marked(c.kinds[1], c.after)}. {_why(c)}"
             ids = (
                 f"  {_cells(cells, CELLS_CHARS)}"
                 if len(cells) <= LISTED
@@ -177,6 +183,7 @@ def markdown(
         f"{verdict} {counts or 'Nothing changed.'}" if compared else "No verdict: no cell ran on both sides.",
         *_no_verdict(unrun),
         *unknown(old_doc, new_doc),
+        *_legend(groups),
     ]
     counted = {
         "not_run": "cells ran on one side only (skipped on the other, for example CUDA cells on a machine "
@@ -214,6 +221,13 @@ def coverage(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> tuple[dict[str
     per_device = Counter(split_cell_id(cell, "a diff").device for cell in ran[0] & ran[1])
     every = {c["axes"]["device"] for d in (old_doc, new_doc) for c in d["cells"]}
     return dict(sorted(per_device.items())), sorted(every - set(per_device))
+
+
+def _legend(groups: dict[str, list[Change]]) -> list[str]:
+    """The marks the rows below show (each cell's outcome on the model's inputs: the diff compares cells)."""
+    kinds = {k for rows in groups.values() for c in rows for k in c.kinds if k}
+    marks = [legend.OUTCOME_MARKS[k] for k in KINDS if k in kinds]
+    return ["", legend.markdown(marks)] if marks else []
 
 
 def _compared(compared: dict[str, int]) -> str:

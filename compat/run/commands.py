@@ -18,7 +18,7 @@ import tomllib
 
 from ..atomic import check_writable, write_atomic
 from ..errors import CompatError
-from ..evidence import diff, results, versions
+from ..evidence import diff, results
 from ..evidence.baseline import neighbours
 from ..evidence.expectations import Expectations, Run, accept_run, dump, measured_on
 from ..evidence.outcomes import Outcome
@@ -36,7 +36,7 @@ from ..matrix.cells import (
     why_not_applicable,
 )
 from ..matrix.strategies import DEFAULT_PROFILE, Example
-from ..report import coverage, index, page, profile, report, upgrade
+from ..report import coverage, index, page, profile, report, upgrade, versions
 from ..report import describe as described
 from ..report.summary import needs_reason_lines
 from . import runfiles, schedule

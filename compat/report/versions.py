@@ -19,22 +19,18 @@ from typing import Any
 from packaging.version import Version
 
 from ..errors import CompatError
+from ..evidence.outcomes import Outcome, clip
+from ..evidence.verdicts import of_doc
 from ..matrix.cells import split_cell_id
-from .outcomes import Outcome, clip
-from .verdicts import ON_SOME_INPUTS, of_doc
+from . import legend
 
 # (style, stage, device) -> version -> what is known of it there.
 Table = dict[tuple[str, str, str], dict[str, "Entry"]]
 
 DEVICES = ("cuda", "cpu", "cpu_interpret")
 GPU, CPU, DOCUMENTED = "GPU", "CPU", "documented"
-STATE_MARK = {
-    "works": "✓",
-    "partly": "◐",
-    "fails": "✗",
-    "fails on some inputs": "⚠",
-    "wrong values": "≠",
-}  # in every font, emoji or not; ≠ is wrong values here as in the chart and the grids, ⚠ "on some generated inputs"
+# An entry's state is a mark of compat.report.legend, as in the chart and the grids.
+STATES = ("verified", "unfuzzed", "partly", "errors_some", "fails", "wrong_some", "wrong")
 
 # The tutorial's chart ("user-defined Triton kernels with torch.compile", ../shared/seeds/001), its rows quoted
 # verbatim: per row, the stages that test it (on a GPU, where the tutorial runs; every compile stage here uses
@@ -101,19 +97,26 @@ class Entry:
 
     passed: int = 0
     ran: int = 0
-    wrong: int = (
-        0  # cells that pass on the model but whose fuzz tests found them wrong or raising (compat.evidence.verdicts)
-    )
+    verified: int = 0  # cells that pass, fuzz-verified (compat.report.legend.of_verdict)
+    wrong_some: int = 0  # cells that pass on the model but whose fuzz tests found them wrong
+    errors_some: int = 0  # ... or raising
     mismatched: int = 0  # cells that gave wrong values on the model itself, silently: worse than an error
     causes: set = field(default_factory=set)
     how: str = ""
 
     @property
+    def wrong(self) -> int:
+        """Cells that pass on the model but not on some generated inputs."""
+        return self.wrong_some + self.errors_some
+
+    @property
     def state(self) -> str:
         if self.mismatched:
-            return "wrong values"
+            return "wrong"
         if self.passed == self.ran:
-            return "fails on some inputs" if self.wrong else "works"
+            if self.wrong:
+                return "wrong_some" if self.wrong_some else "errors_some"
+            return "verified" if self.verified == self.ran else "unfuzzed"
         return "partly" if self.passed else "fails"
 
 
@@ -131,7 +134,7 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> Table:
                 f"run per version and host (compare Triton versions with `python -m compat diff`)"
             )
         seen[version, how] = path
-        wrong = {cid for cid, v in of_doc(doc).items() if v.kind in ON_SOME_INPUTS.values()}
+        marks = {cid: legend.of_verdict(v) for cid, v in of_doc(doc).items()}
         for c in doc["cells"]:
             o = c["outcome"]
             if o["kind"] == "skipped":
@@ -144,7 +147,9 @@ def collect(docs: list[tuple[str, dict[str, Any]]], expectations=None) -> Table:
                 table[(a["style"], a["stage"], a["device"])][version] = e = Entry(how=how)
             e.ran += 1
             e.passed += o["kind"] == "passed"
-            e.wrong += c["id"] in wrong
+            e.verified += marks[c["id"]] in ("verified", "refuses", "overflow")
+            e.wrong_some += marks[c["id"]] == "wrong_some"
+            e.errors_some += marks[c["id"]] == "errors_some"
             e.mismatched += o["kind"] == "mismatch"
             cause = Outcome.from_dict(o).cause
             if o["kind"] == "mismatch":  # the numbers are each cell's; what went wrong is one of two things
@@ -180,7 +185,7 @@ def _documented(table, expectations) -> None:
 
 
 def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) -> str:
-    """'works on 2.9–2.12; fails from 2.13 (cause)', with each cause change named."""
+    """'works, fuzz-verified on 2.9–2.12; fails with an error from 2.13 (cause)', each cause change named."""
     versions = sorted(by_version, key=Version)
     spans: list[list] = []  # [state, first, last, causes]
     for v in versions:
@@ -199,8 +204,8 @@ def sentence(style: str, stage: str, device: str, by_version: dict[str, Entry]) 
             else f"on {first}–{last}"
         )
         how = sorted({by_version[v].how for v in versions if Version(first) <= Version(v) <= Version(last)})
-        cause = f" ({clip('; '.join(sorted(causes)), 160)})" if causes and state != "works" else ""
-        parts.append(f"{state} {when}{cause} [{', '.join(how)}]")
+        cause = f" ({clip('; '.join(sorted(causes)), 160)})" if causes and state not in ("verified", "unfuzzed") else ""
+        parts.append(f"{legend.MARKS[state].words} {when}{cause} [{', '.join(how)}]")
     return f"`{style}` · `{stage}` on {device}: " + "; ".join(parts)
 
 
@@ -283,11 +288,9 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrades
         gpu_evidence(docs),
         "",
         "For each style and stage, on each device, what its cells did on each torch version (all kernels and "
-        "dtypes together): ✓ works (every cell passes), ◐ partly, ✗ fails, ⚠ passes on the model but the fuzz "
-        "tests found wrong values or an error on some generated inputs, ≠ wrong values on the model's own inputs "
-        "with no error (silent), as ≠ means in the support matrix. The letter says how it is known: G measured on a GPU, C "
-        "measured on a CPU, D documented upstream (not measured here). Cells of a device are only ever compared "
-        "with the same device.",
+        f"dtypes together, every one of them where not partly). {legend.markdown(STATES)} "
+        "The letter says how it is known: G measured on a GPU, C measured on a CPU, D documented upstream (not "
+        "measured here). Cells of a device are only ever compared with the same device.",
         "",
     ]
     disagree = chart_rows(table)
@@ -326,7 +329,7 @@ def markdown(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrades
             "|---" * (len(versions) + 1) + "|",
         ]
         for key in keys:
-            row = [f"{STATE_MARK[e.state]}{letter[e.how]}" if (e := table[key].get(v)) else "" for v in versions]
+            row = [f"{legend.glyph(e.state)}{letter[e.how]}" if (e := table[key].get(v)) else "" for v in versions]
             out.append(f"| `{key[0]}` · `{key[1]}` | " + " | ".join(row) + " |")
         documented = sorted({v for k in keys for v in table[k]} - set(versions), key=Version)
         if documented:
@@ -358,8 +361,7 @@ header{padding:16px 24px 4px} h1{font-size:22px;margin:0 0 6px} h2{font-size:18p
 table{border-collapse:separate;border-spacing:0} th,td{border-right:1px solid #cbd2dc;border-bottom:1px solid #cbd2dc;
 padding:4px 8px;white-space:nowrap} thead th{position:sticky;top:0;background:#eef1f6;z-index:2}
 tbody th{position:sticky;left:0;background:#f7f8fb;text-align:left;font:12.5px ui-monospace,monospace;z-index:1}
-td{text-align:center;min-width:54px} .works{background:#d9f2df} .partly{background:#fbeec8} .fails{background:#f3e3c7}
-.wrong{background:#f9c8c8} .silent{background:#f08080;font-weight:bold} td sub{font-size:11px;color:#4a5568;margin-left:2px;vertical-align:baseline} p,ul{margin:6px 24px}
+td{text-align:center;min-width:54px} td sub{font-size:11px;color:#4a5568;margin-left:2px;vertical-align:baseline} p,ul{margin:6px 24px}
 table.chart td{text-align:left;white-space:normal;max-width:420px} td.picked{outline:2px solid #1d4ed8;outline-offset:-2px}
 """
 
@@ -372,21 +374,14 @@ def _code(text: str) -> str:
 def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrades: dict[str, str] | None = None) -> str:
     table = collect(docs, expectations)
     esc = html.escape
-    cls = {
-        "works": "works",
-        "partly": "partly",
-        "fails": "fails",
-        "fails on some inputs": "wrong",
-        "wrong values": "silent",
-    }
     letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
     out = [
-        f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}</style>",
+        f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}{legend.CSS}</style>",
         "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
         + ", ".join(f"<code>{esc(p)}</code>" for p, _ in docs)
-        + ". ✓ works, ◐ partly, ✗ fails, ⚠ wrong values "
-        "or an error on some generated inputs (fuzz), ≠ wrong values on the model's own inputs, silently; G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its "
-        "counts and causes.</p></header>",
+        + f'.</p><p class="legend">{legend.html_legend(STATES)}</p>'
+        "<p class=meta>G measured on a GPU, C on a CPU, D documented upstream. Hover a cell for its counts and "
+        "causes.</p></header>",
     ]
     disagree = chart_rows(table)
     if disagree:
@@ -450,8 +445,8 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrade
                 same = kinds.setdefault((e.state, frozenset(e.causes)), len(kinds))  # what the comparison compares
                 tip = esc(title, quote=False).replace('"', "&quot;")  # the attribute's own quote, not every '
                 cells.append(
-                    f'<td class={cls[e.state]} data-k={same} title="{tip}">'
-                    f"{STATE_MARK[e.state]}<sub>{letter[e.how]}</sub></td>"
+                    f'<td class=m-{e.state}{f" data-k={same}" if same else ""} title="{tip}">'
+                    f"{legend.glyph(e.state)}<sub>{letter[e.how]}</sub></td>"
                 )  # sub: short, the page is near 500 KB
             out.append(f"<tr><th>{esc(key[0])} · {esc(key[1])}</th>{''.join(cells)}</tr>")
         out += ["</tbody></table></div><ul>"]
