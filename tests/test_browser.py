@@ -275,7 +275,7 @@ def test_the_versions_page_compares_any_two_versions(browser, tmp_path):
     new.select_by_visible_text("torch 2.11.0+cu130, triton 3.6.0, no GPU")
     old.select_by_visible_text("torch 2.10.0+cu128, triton 3.6.0, no GPU")
     link = browser.find_element(By.CSS_SELECTOR, "#upgrade a")  # the pair's committed diff, a click away
-    assert link.get_attribute("href").endswith("upgrade/torch-2.10.0-cu128-to-torch-2.11.0-cu130.md")
+    assert link.get_attribute("href").endswith("upgrade/torch-2.10.0-cu128-to-torch-2.11.0-cu130.html")
     old.select_by_visible_text("torch 2.9.1+cu128, triton 3.5.1, no GPU")
     new.select_by_visible_text("torch 2.13.0+cpu, triton 3.7.1, no GPU")
     every = len([r for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()])

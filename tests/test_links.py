@@ -85,9 +85,28 @@ def test_the_version_pages_lead_to_the_answers_and_to_each_upgrade_diff_of_their
     assert "(SUPPORT_MATRIX.md)" in md and 'href="support_matrix.html"' in html
     compared = re.search(r"From the committed results: (.*)\.\n", md).group(1)
     linked = 0
+    as_html = index.upgrades(ROOT / "docs", as_html=True)
     for pair, page in index.upgrades(ROOT / "docs").items():
         old, new = pair.split(" ")
         if f"`{old}`" in compared and f"`{new}`" in compared:
-            assert f"[`{old}` → `{new}`]({page})" in md and f'"{pair}": "{page}"' in html
+            assert f"[`{old}` → `{new}`]({page})" in md and f'"{pair}": "{as_html[pair]}"' in html
             linked += 1
     assert linked >= 5
+
+
+def test_every_upgrade_diff_has_its_html_page_and_the_html_pages_link_it():
+    """`diff --output X.md` writes X.html beside it, the Markdown rendered; the index and the versions picker (HTML)
+    link the HTML, the Markdown pages the Markdown."""
+    from compat.report import upgrade
+
+    diffs = sorted((ROOT / "docs" / "upgrade").glob("*.md"))
+    assert diffs
+    index = (ROOT / "docs" / "index.html").read_text()
+    versions_html = (ROOT / "docs" / "versions.html").read_text()
+    for md in diffs:
+        page = md.with_suffix(".html")
+        assert page.read_text() == upgrade.html_page(md.read_text(), f"Upgrade diff: {md.stem}"), (
+            f"{page} is out of sync: bash scripts/regenerate_docs.sh"
+        )
+        assert f'href="upgrade/{page.name}"' in index and f'href="upgrade/{md.name}"' not in index
+    assert "upgrade/" in versions_html and ".md" not in versions_html.split("id=upgrades>", 1)[1].split("</script>")[0]

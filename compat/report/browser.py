@@ -17,7 +17,7 @@ def available() -> bool:
     if not (CHROMIUM.exists() and DRIVER.exists() and shutil.which("chromium")):
         return False
     try:
-        import markdown_it  # noqa: F401 - optional dependencies (the docs extra)
+        import markdown_it  # noqa: F401 - a dependency of the package; selenium is the docs extra
         import selenium  # noqa: F401
     except ImportError:
         return False
@@ -39,7 +39,7 @@ GITHUB_CSS = (
 
 def github_html(markdown: str) -> str:
     """A Markdown file rendered as GitHub renders it (CommonMark, tables, inline HTML), in GitHub's column width."""
-    from markdown_it import MarkdownIt  # optional (the docs extra): available() says whether it is there
+    from markdown_it import MarkdownIt  # here, as selenium: available() says whether the browser tests can run
 
     body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
     return (

@@ -21,29 +21,39 @@ INDEX = "index.html"
 CHART_END = "<details><summary>The kernels behind each cell</summary>"  # compat.report.page's chart, after its table
 
 
-def present(folder: Path) -> list[tuple[str, str]]:
-    """The pages of PAGES in `folder`, and each upgrade diff there (upgrade/<name>.md, sorted), as (link, words)."""
+def _diffs(folder: Path) -> list[Path]:
+    """The upgrade diffs in `folder` (upgrade/<name>.md, sorted; not the full listings beside the long ones)."""
+    found = sorted((folder / UPGRADES).glob("*.md")) if (folder / UPGRADES).is_dir() else []
+    return [p for p in found if not p.name.endswith(".full.md")]
+
+
+def _link(folder: Path, diff: Path, as_html: bool) -> str:
+    """A diff's link: from an HTML page its HTML beside it (`diff --output` writes both), where it is there."""
+    shown = diff.with_suffix(".html") if as_html and diff.with_suffix(".html").is_file() else diff
+    return shown.relative_to(folder).as_posix()
+
+
+def present(folder: Path, as_html: bool = False) -> list[tuple[str, str]]:
+    """The pages of PAGES in `folder`, and each upgrade diff there, as (link, words); `as_html`: linked from an
+    HTML page."""
     found = [(name, words) for name, words in PAGES if (folder / name).is_file()]
-    diffs = sorted((folder / UPGRADES).glob("*.md")) if (folder / UPGRADES).is_dir() else []
-    return found + [(f"{UPGRADES}/{p.name}", f"Upgrade diff: {p.stem}") for p in diffs]
+    return found + [(_link(folder, p, as_html), f"Upgrade diff: {p.stem}") for p in _diffs(folder)]
 
 
-def upgrades(folder: Path) -> dict[str, str]:
+def upgrades(folder: Path, as_html: bool = False) -> dict[str, str]:
     """Each upgrade diff in `folder`, by the two results files it compared ('OLD NEW', as its page names them)."""
     found = {}
-    for link, _ in present(folder):
-        if link.startswith(f"{UPGRADES}/"):
-            sides = re.findall(r"^- (?:before|after): `([^`]+)`", (folder / link).read_text(), re.MULTILINE)
-            if len(sides) == 2:
-                found[" ".join(sides)] = link
+    for diff in _diffs(folder):
+        sides = re.findall(r"^- (?:before|after): `([^`]+)`", diff.read_text(), re.MULTILINE)
+        if len(sides) == 2:
+            found[" ".join(sides)] = _link(folder, diff, as_html)
     return found
 
 
 def elsewhere(folder: Path, here: str) -> list[tuple[str, str]]:
     """What a page in `folder` links to: the version answers and the upgrade diffs there (not itself)."""
-    return [
-        (link, words) for link, words in present(folder) if link != here and not link.lower().startswith("support_")
-    ]
+    shown = present(folder, as_html=here.endswith(".html"))
+    return [(link, words) for link, words in shown if link != here and not link.lower().startswith("support_")]
 
 
 def markdown_line(links: list[tuple[str, str]]) -> str:
@@ -89,7 +99,8 @@ def inline(text: str) -> str:
 def index_html(folder: Path) -> str:
     """The docs' front page: the answers first (with the way to their evidence), then every page."""
     items = "".join(
-        f'<li><a href="{html.escape(link)}">{html.escape(words)}</a></li>' for link, words in present(folder)
+        f'<li><a href="{html.escape(link)}">{html.escape(words)}</a></li>'
+        for link, words in present(folder, as_html=True)
     )
     found = answers_in(folder)
     answered = (

@@ -4,6 +4,7 @@ pull-request comment's limit, with latency that moved reported apart."""
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,28 @@ from . import legend, timings
 
 REASON_CHARS = 300  # of a reason or a rewrite, in the comment (the full text is the expectation row's)
 CELLS_CHARS = 4000  # of the cell ids one folded row lists
+
+
+def html_page(markdown: str, title: str) -> str:
+    """The diff's Markdown as a page of its own, rendered as GitHub renders it (markdown-it-py), with a title and
+    the way back to the docs' index beside it."""
+    from markdown_it import MarkdownIt  # here: a GPU runner runs the checkout with what it has, and writes no page
+
+    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>"
+        f'<p><a href="../index.html">Every page, and the answers</a></p>{body}</body></html>\n'
+    )
+
+
+CSS = (
+    "body{font:14px/1.5 system-ui,sans-serif;margin:16px 24px;max-width:1200px;color:#1d2330}"
+    "h1{font-size:22px} h2{font-size:18px} code{font-size:12px;background:rgba(0,0,0,.05);padding:0 3px}"
+    "table{border-collapse:collapse} th,td{border:1px solid #cbd2dc;padding:3px 6px;text-align:left}"
+    "blockquote{margin:6px 0;padding:2px 12px;border-left:4px solid #cbd2dc;color:#4a5568}"
+)
 
 
 def _marked(kind: str | None, state: str) -> str:

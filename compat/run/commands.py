@@ -256,6 +256,9 @@ def _diff(args: argparse.Namespace) -> int:
         elif full.exists():
             full.unlink()  # an earlier, longer diff's listing would no longer match the comment
         write_atomic(output, index.launches_in_code(text))
+        # The same page for a browser (the docs' index and versions page link it): titled, and back to the index.
+        title = f"Upgrade diff: {output.stem}"
+        write_atomic(output.with_suffix(".html"), upgrade.html_page(index.launches_in_code(text), title))
     else:
         text, _ = upgrade.markdown(old, new, args.old, args.new)
     print(text, end="")
@@ -315,15 +318,15 @@ def _regrade(args: argparse.Namespace) -> int:
 def render_versions(docs: list, exp: Expectations, out: Path) -> dict[str, str]:
     """The answers across versions, as they are written into `out`: with the way to the other pages there, and to
     the committed upgrade diff of any two of these files."""
-    diffs = index.upgrades(out)
-    md = versions.markdown(docs, exp, diffs)
-    html = versions.html_page(docs, exp, diffs)
+    md = versions.markdown(docs, exp, index.upgrades(out))
+    html = versions.html_page(docs, exp, index.upgrades(out, as_html=True))
     around = [(link, words) for link, words in index.present(out) if link not in VERSION_DOCS.values()]
     if around:  # under the title, as the support pages have it
         title, rest = md.split("\n\n", 1)
         md = f"{title}\n\n{index.markdown_line(around)}\n\n{rest}"
+        links = [(link, words) for link, words in index.present(out, as_html=True) if link not in VERSION_DOCS.values()]
         head, tail = html.split("</h1>", 1)
-        html = f"{head}</h1>{index.html_line(around)}{tail}"
+        html = f"{head}</h1>{index.html_line(links)}{tail}"
     return {VERSION_DOCS["md"]: index.launches_in_code(md), VERSION_DOCS["html"]: html}
 
 
