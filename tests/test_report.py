@@ -412,6 +412,9 @@ def test_a_pass_whose_fuzz_test_did_not_run_says_so():
     assert marks == ["verified", "unfuzzed", "unfuzzed"]
     assert ("fuzz", "not fuzzed in these results: passes on the model's inputs only") in found[unfuzzed["id"]].facts
     assert [found[c["id"]].unfuzzed for c in (fuzzed, unfuzzed, flops)] == [False, True, False]
+    # A fuzz test that was skipped verified nothing.
+    skipped = verdicts.of_doc(doc([fuzzed], fuzz_records=[fuzz(fuzzed, "skipped")]))[fuzzed["id"]]
+    assert (skipped.kind, legend.of_verdict(skipped)) == ("passes", "unfuzzed")
     # Results without any fuzz tests claim no fuzz test either way: ☑️, never ✅.
     assert legend.of_verdict(verdicts.of_doc(doc([unfuzzed]))[unfuzzed["id"]]) == "unfuzzed"
 

@@ -53,7 +53,7 @@ class Verdict:
     unfuzzed: bool = False  # a pass on the model's inputs only: its stage is fuzzed, but not in these results
     rewrite: str | None = None
     overflows: bool = False  # a pass whose fuzz test found only overflows where eager overflows too
-    fuzzed: bool = False  # a fuzz test of its own ran (a C++ cell's package is fuzzed from Python, not the cell)
+    fuzzed: bool = False  # a fuzz test of its own ran, not skipped (a C++ cell's package is fuzzed from Python)
 
     @property
     def works(self) -> bool:
@@ -192,7 +192,8 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             )
         )
     shown = (tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
-    return Verdict(cell["id"], kind, unexpected, *shown, fuzzed=fuzz is not None)
+    ran = fuzz is not None and fuzz["outcome"]["kind"] != "skipped"
+    return Verdict(cell["id"], kind, unexpected, *shown, fuzzed=ran)
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from . import upgrade
+
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 MISSING = (
     "needs Debian's chromium and chromium-driver (apt install chromium chromium-driver) and selenium "
@@ -39,9 +41,7 @@ GITHUB_CSS = (
 
 def github_html(markdown: str) -> str:
     """A Markdown file rendered as GitHub renders it (CommonMark, tables, inline HTML), in GitHub's column width."""
-    from markdown_it import MarkdownIt  # here, as selenium: available() says whether the browser tests can run
-
-    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    body = upgrade.rendered(markdown)
     return (
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{GITHUB_CSS}</style></head>'
         f'<body><article class="markdown-body">{body}</article></body></html>'

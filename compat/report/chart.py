@@ -71,10 +71,8 @@ def cell_class(verdict: Verdict, fuzz: dict[str, Any] | None) -> str | None:
     cell, or of the package it runs. Wrong or raising on some generated inputs of a view only: contiguous only."""
     if verdict.kind == "skipped":
         return None
-    if verdict.kind == "passes":  # an overflow where eager overflows too is verified: as accurate as eager
-        if fuzz is not None and verdict.overflows:
-            return "overflow"
-        return "verified" if fuzz is not None and fuzz["outcome"]["kind"] == "passed" else "unfuzzed"
+    if verdict.works:  # fuzz-verified only by its own fuzz test: a C++ cell's package was fuzzed from Python
+        return "verified" if legend.of_verdict(verdict) == "refuses" else legend.of_verdict(verdict)
     if verdict.kind in ("wrong_some", "errors_some"):
         example = (fuzz or {}).get("outcome", {}).get("detail", {}).get("example") or {}
         if example.get("layout", "contiguous") != "contiguous":
@@ -144,8 +142,6 @@ def _classes(
         cls = cell_class(verdicts[c["id"]], fuzz.get(package or c["id"]))
         if cls is None:
             continue
-        if package and cls in ("verified", "overflow"):
-            cls = "unfuzzed"  # its package was fuzzed loaded from Python: no claim of the C++ path's own
 
         kernels = found.setdefault((col, group_of[a["stage"]]), {})
         kernels[a["kernel"]] = max(kernels.get(a["kernel"], cls), cls, key=legend.ORDER.index)

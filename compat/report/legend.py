@@ -84,7 +84,7 @@ def of_verdict(v: Verdict) -> str:
     ran and found nothing: a C++ cell's package is fuzzed from Python, never the cell)."""
     if v.kind != "passes":
         return v.kind
-    if not v.fuzzed or v.unfuzzed:
+    if not v.fuzzed:
         return "unfuzzed"
     return "overflow" if v.overflows else "refuses" if v.refuses else "verified"
 
@@ -117,12 +117,11 @@ def html_short(key: str) -> str:
     return f"{MARKS[key].glyph} {html.escape(MARKS[key].text)}"
 
 
-def html_mark(key: str, suffix: str = "") -> str:
+def html_mark(key: str) -> str:
     """One mark in HTML: the glyph, with its text as the accessible name and its words as the title."""
     m = MARKS[key]
     return (
-        f'<span class="m" role="img" aria-label="{html.escape(m.text)}" title="{html.escape(m.words)}">'
-        f"{m.glyph}</span>{html.escape(suffix)}"
+        f'<span class="m" role="img" aria-label="{html.escape(m.text)}" title="{html.escape(m.words)}">{m.glyph}</span>'
     )
 
 

@@ -18,12 +18,16 @@ REASON_CHARS = 300  # of a reason or a rewrite, in the comment (the full text is
 CELLS_CHARS = 4000  # of the cell ids one folded row lists
 
 
-def html_page(markdown: str, title: str) -> str:
-    """The diff's Markdown as a page of its own, rendered as GitHub renders it (markdown-it-py), with a title and
-    the way back to the docs' index beside it."""
+def rendered(markdown: str) -> str:
+    """Markdown as HTML, as GitHub renders it (CommonMark, tables, inline HTML), with markdown-it-py."""
     from markdown_it import MarkdownIt  # here: a GPU runner runs the checkout with what it has, and writes no page
 
-    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+
+def html_page(markdown: str, title: str) -> str:
+    """The diff's Markdown as a page of its own, with a title and the way back to the docs' index beside it."""
+    body = rendered(markdown)
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
