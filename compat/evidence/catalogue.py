@@ -904,14 +904,22 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         key="fuzz_reset_to_zero_args_index",
         section="fuzz",
         styles=("autotune_reset_to_zero_triton_op",),
-        stages=("compile_inductor", "compile_dynamic", "compile_cudagraphs", "compile_max_autotune"),
+        stages=(
+            "compile_inductor",
+            "compile_dynamic",
+            "compile_cudagraphs",
+            "compile_max_autotune",
+            "compile_cpp_wrapper",
+        ),
         reason="Inductor's autotuner for the op's kernel (its @triton.autotune(reset_to_zero=[...]) configs) zeroes "
         "the named arguments before each benchmarked config by indexing the kernel's argument names with each "
         "launch argument's position; at a launch that tunes after the calls before it (other shapes and views "
         "under compile_cudagraphs), the launch has more arguments than the kernel has names and it fails with "
         "IndexError: list index out of range. Observed on the H200 (torch 2.11): under compile_cudagraphs in float32, "
         "shown in a fresh process by the calls before it; under compile_inductor and compile_dynamic in bfloat16 "
-        "(the whole CUDA gate at 6510b99)",
+        "(the whole CUDA gate at 6510b99); under compile_cpp_wrapper in float32, where the C++ wrapper runs the "
+        "autotuning as a Python code block and reports it as InductorError: RuntimeError: Failed to run autotuning "
+        "code block: list index out of range, after 26 calls of other shapes (the whole CUDA gate at f228959)",
         rewrite="zero the accumulator in the wrapper before the launch instead of reset_to_zero, or compile "
         "without CUDA graphs",
         source="torch/_inductor/runtime/triton_heuristics.py (CachingAutotuner.reset_to_zero_args)",
