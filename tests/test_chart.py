@@ -178,7 +178,7 @@ def test_every_answer_says_what_it_stands_on_recomputed_from_the_records():
     from compat.matrix.stages import STAGES
     from compat.report import recommend
 
-    doc = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
+    doc = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz")
     data = recommend.table(doc, verdicts.of_doc(doc))
     fuzz = {f["id"] for f in doc["fuzz"] if f["outcome"]["kind"] != "skipped"}
     claims = 0

@@ -40,19 +40,9 @@ STALE = {
     "results/torch-2.13.0-cpu_triton-3.6.0_cpu.json.gz": CPU_RERUN,
     "results/torch-2.14.1-cu130_triton-3.8.0_cpu.json.gz": CPU_RERUN,
     "results/torch-2.15.0-cu132_triton-3.9.0_cpu.json.gz": CPU_RERUN,
-    "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
     "results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
     "results/examples/my_kernels/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
 }
-
-# Records today's judgement cannot read, expected as data, each until its file's rerun (STALE's command) takes it off:
-# a fuzz test whose example's replay passed, recorded as Hypothesis's FlakyFailure without what its first call raised.
-UNREADABLE = {
-    "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": [
-        "fuzz axpy_inplace-autotune_triton_op-compile_dynamic-float16-cuda"
-    ],
-}
-
 
 _REGISTERED: dict[str, tuple[dict, list]] = {}  # a cases module registers once per process: what it added
 
@@ -111,12 +101,8 @@ def test_committed_results_regrade_as_expected(path):
     done = _regraded(path)
     assert done.records > 0
     name = str(path.relative_to(ROOT))
-    unlisted = [u for u in done.unreadable if u.split(":")[0] not in UNREADABLE.get(name, [])]
-    assert [u.split(":")[0] for u in done.unreadable if u not in unlisted] == UNREADABLE.get(name, []), (
-        f"{name}: a record UNREADABLE lists is readable now: take it off"
-    )
-    shown = "\n".join([*done.differ[:10], *unlisted[:10]])
-    assert not (done.differ or unlisted), (
+    shown = "\n".join([*done.differ[:10], *done.unreadable[:10]])
+    assert not (done.differ or done.unreadable), (
         f"{path.relative_to(ROOT)}: {len(done.differ)} records not as expected and {len(done.unreadable)} "
         f"unreadable by today's judgement against today's expectations. Where the rows or the judgement are right, "
         f"the evidence is not: {STALE.get(name, GPU_RERUN)}.\n{shown}"

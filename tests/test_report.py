@@ -451,7 +451,7 @@ def test_styles_are_grouped_by_family_and_a_partial_stage_names_the_kernels_it_f
 
 def test_the_pages_open_with_one_answer_per_goal_naming_the_main_styles():
 
-    d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
+    d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz")
     lines = recommend.answers(recommend.table(d, verdicts.of_doc(d)))
     assert [said.head.split("**")[1] for said in lines] == [question for question, _ in recommend.GOALS]
     cpp = next(said for said in lines if said.head.startswith("**AOTI from C++ and compiled gradients"))
@@ -493,7 +493,7 @@ def test_every_committed_recommendation_compares_styles_on_the_kernels_they_all_
 
 def test_a_kernels_page_answers_for_that_kernel_so_one_exotic_kernel_cannot_hide_a_style():
 
-    d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz")
+    d = results.load(ROOT / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz")
     docs = report.Docs(d)
     goal = "**inference under torch.compile**"
     every = next(said for said in recommend.answers(docs.recommend) if said.head.startswith(goal))

@@ -64,9 +64,7 @@ def test_a_quick_run_collects_the_quick_cells(project):
 def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_evidence_shows():
     root = Path(__file__).resolve().parent.parent
     doc = json.loads(
-        gzip.decompress(
-            (root / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz").read_bytes()
-        )
+        gzip.decompress((root / "results" / "torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz").read_bytes())
     )
     cells, cell_triples = missed(r for r in doc["cells"] if r["axes"]["device"] == "cuda")
     fuzz, fuzz_triples = missed(r for r in doc["fuzz"] if r["axes"]["device"] == "cuda")
@@ -81,11 +79,7 @@ def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_ev
     assert f"{len(cells)} of the {cell_triples:,} (kernel, style, stage) triples" in readme
     assert f"{len(fuzz)} of {fuzz_triples:,} fuzz triples" in readme
     assert cells == ["silu_tma-raw_jit-aoti_strict-cuda"]
-    assert fuzz == [
-        "axpy_inplace-autotune_reset_to_zero_triton_op-compile_dynamic-cuda",
-        "axpy_inplace-autotune_triton_op-compile_dynamic-cuda",
-        "silu_out-custom_op-aoti_strict-cuda",
-    ]
+    assert fuzz == ["silu_out-custom_op-aoti_strict-cuda"]
 
 
 def test_the_sample_holds_each_kernel_style_stage_and_device_at_least_once_in_few_cells():

@@ -170,8 +170,8 @@ def test_the_versions_page_says_in_words_which_versions_a_gpu_measured():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    gpu = json.load(gzip.open(root / "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"))
+    gpu = json.load(gzip.open(root / "results/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz"))
     cpu = json.load(gzip.open(root / "results/torch-2.13.0-cpu_triton-3.7.1_cpu.json.gz"))
     said = versions.gpu_evidence([("g", gpu), ("c", cpu)])
-    assert said.startswith("**GPU evidence:** torch 2.11.0+cu130 on NVIDIA H100 80GB HBM3 only")
+    assert said.startswith("**GPU evidence:** torch 2.11.0+cu130 on NVIDIA H200 only")
     assert "none" in versions.gpu_evidence([("c", cpu)])

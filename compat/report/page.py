@@ -92,6 +92,8 @@ CHOOSER = (
     COMMON
     + r"""
 const R = DATA.recommend, CAPS = Object.fromEntries(R.capabilities.map(c => [c.key, c]));
+for (const e of R.styles) for (const r of Object.values(e.stages))  // each text is sent once: page._own_kernels
+  r.instead = Object.fromEntries(Object.entries(r.instead).map(([k, i]) => [k, R.texts[i]]));
 const MEETS = 0, CONTIGUOUS_ONLY = 1, UNFUZZED = 2, MISSES = 3;
 function needs(sel) {
   const fixed = {}, families = [];
@@ -452,7 +454,19 @@ def _answer(said) -> str:
 
 
 def _own_kernels(recommend: dict) -> dict:
-    return {k: v for k, v in recommend.items() if k != "common"}
+    """The chooser's data: each style's own kernels, each "instead" text once (R.texts), cited by its index (the
+    same advice repeated per kernel, stage and style took most of the page)."""
+    texts: dict[str, int] = {}
+
+    def cited(stages: dict) -> dict:
+        return {
+            stage: {**rec, "instead": {k: texts.setdefault(t, len(texts)) for k, t in rec["instead"].items()}}
+            for stage, rec in stages.items()
+        }
+
+    styles = [{**entry, "stages": cited(entry["stages"])} for entry in recommend["styles"]]
+    own = {k: v for k, v in recommend.items() if k not in ("common", "styles")}
+    return {**own, "styles": styles, "texts": list(texts)}
 
 
 def _data(value: dict) -> str:
