@@ -1,5 +1,10 @@
 """The op as users call it: `triton_op` + `wrap_triton` (torch.compile, export and AOTInductor see the kernel),
-`register_autograd` with the gradient as a second triton_op."""
+`register_autograd` with the gradient as a second triton_op.
+
+The kernels read their inputs through strides. A `.contiguous()` inside a triton_op would not do: export traces it on
+the contiguous example, where it copies nothing, so the exported program and its AOTInductor package keep no copy
+and hand a view (transposed, sliced) to a kernel that reads flat memory (measured on an H200, torch 2.11: wrong values
+for transposed inputs under aoti_* and decompose_*, found by the fuzz tests)."""
 
 import torch
 import triton
@@ -10,38 +15,42 @@ BLOCK = 256
 
 
 @triton.jit
-def _forward(x_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
-    tl.store(out_ptr + offs, (x * tl.sigmoid(x) * scale).to(out_ptr.dtype.element_ty), mask=mask)
+def _forward(x_ptr, out_ptr, scale, cols, x_row, x_col, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row + offs * x_col, mask=mask).to(tl.float32)
+    tl.store(out_ptr + row * cols + offs, (x * tl.sigmoid(x) * scale).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
-def _backward(x_ptr, g_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
-    g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
+def _backward(x_ptr, g_ptr, out_ptr, scale, cols, x_row, x_col, g_row, g_col, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * x_row + offs * x_col, mask=mask).to(tl.float32)
+    g = tl.load(g_ptr + row * g_row + offs * g_col, mask=mask).to(tl.float32)
     s = tl.sigmoid(x)
-    tl.store(out_ptr + offs, (g * scale * (s + x * s * (1 - s))).to(out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + row * cols + offs, (g * scale * (s + x * s * (1 - s))).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _grid(x: torch.Tensor) -> tuple[int, int]:
+    return (x.shape[0], triton.cdiv(x.shape[1], BLOCK))
 
 
 @triton_op("minimal_op::scaled_silu", mutates_args=())
 def scaled_silu(x: torch.Tensor, scale: float) -> torch.Tensor:
-    x = x.contiguous()  # the kernel reads flat memory: a view (transposed, sliced) is copied first
-    out = torch.empty_like(x)
-    n = x.numel()
-    wrap_triton(_forward)[(triton.cdiv(n, BLOCK),)](x, out, scale, n, BLOCK=BLOCK)
+    """scale * silu(x) for a 2-D x of any layout; the result is contiguous."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    wrap_triton(_forward)[_grid(x)](x, out, scale, x.shape[1], x.stride(0), x.stride(1), BLOCK=BLOCK)
     return out
 
 
 @triton_op("minimal_op::scaled_silu_backward", mutates_args=())
 def scaled_silu_backward(x: torch.Tensor, g: torch.Tensor, scale: float) -> torch.Tensor:
-    x, g = x.contiguous(), g.contiguous()
-    out = torch.empty_like(x)
-    n = x.numel()
-    wrap_triton(_backward)[(triton.cdiv(n, BLOCK),)](x, g, out, scale, n, BLOCK=BLOCK)
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    strides = (x.stride(0), x.stride(1), g.stride(0), g.stride(1))
+    wrap_triton(_backward)[_grid(x)](x, g, out, scale, x.shape[1], *strides, BLOCK=BLOCK)
     return out
 
 
