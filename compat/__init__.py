@@ -1,6 +1,6 @@
 """triton-export-compat: a pytest matrix of Triton kernel wrapping styles x PyTorch stages, with evidence.
 
-What you declare about your own kernels (see compat.matrix.contract, and the README's "Test your own kernel"):
+What you declare about your own kernels (see compat.matrix.contract, and the README's "Gate your own ops, as you ship them"):
 
     from compat import Dim, Kernel, Scalar, Tensor, Tunable, Backward, register_kernel
     from compat import Op, Module, OneOf, register_op     # your ops exactly as you ship them

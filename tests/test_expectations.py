@@ -477,6 +477,8 @@ def test_a_row_recorded_unexplained_names_the_entry_that_explains_it_later(tmp_p
 def test_the_gate_fails_on_an_unexplained_row_until_it_is_explained(tmp_path):
     """The README's promise: a failure accept recorded without a reason fails the gate, naming what to do; with a
     reason the same outcome passes."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "the gate fails on it until it is explained" in readme
     row = UNEXPLAINED_ROW
     exp = Expectations.load(write_as_is(tmp_path, {CELL: [row]}))
     complaint = judge(CELL, exp.lookup(CELL, GPU), DATA_POINTER, GPU, exp.path).complaint

@@ -1,4 +1,4 @@
-"""The code's shape, as compat/*/__init__.py states it: the package tree is the README's layout (declared data,
+"""The code's shape, as compat/*/__init__.py states it: the package tree is docs/LAYOUT.md's layout (declared data,
 evidence, the run, reports, the child), each package imports only the packages its rules allow, and no import circle
 remains among the modules (imports inside functions count).
 

@@ -110,3 +110,10 @@ def test_every_upgrade_diff_has_its_html_page_and_the_html_pages_link_it():
         )
         assert f'href="upgrade/{page.name}"' in index and f'href="upgrade/{md.name}"' not in index
     assert "upgrade/" in versions_html and ".md" not in versions_html.split("id=upgrades>", 1)[1].split("</script>")[0]
+
+
+def test_the_readme_stays_short_and_links_the_rest():
+    """At most 400 lines: the quick start, gating your own ops, the outcomes, the options; the rest in docs/ pages."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 400
+    assert all(f"](docs/{page})" in readme for page in ("GATE.md", "GPU_RUNNER.md", "LAYOUT.md", "REFERENCE.md"))

@@ -69,7 +69,7 @@ def test_what_the_readme_says_the_quick_tier_would_miss_is_what_the_committed_ev
     cells, cell_triples = missed(r for r in doc["cells"] if r["axes"]["device"] == "cuda")
     fuzz, fuzz_triples = missed(r for r in doc["fuzz"] if r["axes"]["device"] == "cuda")
     cuda = matrix({"device": ["cuda"]})
-    readme = " ".join((root / "README.md").read_text().split())
+    readme = " ".join((root / "docs" / "GPU_RUNNER.md").read_text().split())
     said = (
         f"every stage in float32, and float16 and bfloat16 only for `eager`, `compile_inductor` and the stages "
         f"that train; fuzz tests follow their cells ({sum(in_tier(c, 'quick') for c in cuda):,} of the "
