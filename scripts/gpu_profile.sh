@@ -17,7 +17,7 @@ run() {  # NAME SECONDS [args]: gpu_run.sh into the work folder, then its profil
     head -30 "$work/$1.profile.txt"
     tar -czf "$OUT/gpu-profile.tar.gz" -C "$work" .  # after each run: a call cut at its limit keeps what ran
 }
-durations=${DURATIONS:-$root/results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz}
+durations=${DURATIONS:-$root/results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz}
 (cd examples/liger_kernel && run liger-gate "$1" --compat-devices=cuda --compat-durations="$durations")
 if [ "${2:-0}" -gt 0 ]; then run quick-tier "$2" --compat-devices=cuda --compat-tier=quick; fi
 if [ -n "${REPRODUCE:-}" ]; then  # a finding's reproducer, one command, from the example's folder

@@ -164,7 +164,7 @@ def test_a_readme_without_the_summary_lines_is_refused_and_nothing_is_written(tm
 
     readme = tmp_path / "README.md"
     readme.write_text("# mine\n")
-    source = "results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz"
+    source = "results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H200.json.gz"
     code = main(["report", str(ROOT / source), "--out-dir", str(tmp_path / "docs"), "--readme", str(readme)])
     assert code == 2 and "no block to fill" in capsys.readouterr().err
     assert readme.read_text() == "# mine\n" and not (tmp_path / "docs").exists()

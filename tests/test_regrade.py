@@ -40,7 +40,6 @@ STALE = {
     "results/torch-2.13.0-cpu_triton-3.6.0_cpu.json.gz": CPU_RERUN,
     "results/torch-2.14.1-cu130_triton-3.8.0_cpu.json.gz": CPU_RERUN,
     "results/torch-2.15.0-cu132_triton-3.9.0_cpu.json.gz": CPU_RERUN,
-    "results/examples/liger_kernel/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
     "results/examples/my_kernels/torch-2.11.0-cu130_triton-3.6.0_NVIDIA-H100-80GB-HBM3.json.gz": GPU_RERUN,
 }
 
