@@ -44,7 +44,7 @@ LABELS = {
     "autograd_function": "`autograd.Function`",
 }
 CANONICAL = tuple((style, LABELS[style]) for style in CANONICAL_STYLES)
-GROUPS = (
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("eager", ("eager",)),
     ("compile", ("compile_inductor",)),
     ("compile, grads", ("compile_backward",)),

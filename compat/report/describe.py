@@ -46,7 +46,7 @@ def _stage_reach(kernel: str) -> list[tuple[str, str]]:
     for stage in STAGES:
         reasons: dict[str, None] = {}
         for style, dtype, device in itertools.product(styles, entry.dtypes, devices):
-            if DEVICES[device].dtypes and dtype not in DEVICES[device].dtypes:
+            if (allowed := DEVICES[device].dtypes) and dtype not in allowed:
                 continue  # the device's own limit, the same at every stage
             why = why_not_applicable(Cell(kernel, style, stage, dtype, device))
             if why is None:

@@ -366,8 +366,8 @@ def _grid(docs: Docs, kernel: str) -> list[str]:
     out.append("</tbody></table></div>")
     words = []
     for r in rows:
-        said = [(g, r.sentence(g, docs.stages)) for g in docs.groups]
-        said = [f"<b>{_esc(g)}</b>: {_esc(t)}" for g, t in said if t]
+        sentences = [(g, r.sentence(g, docs.stages)) for g in docs.groups]
+        said = [f"<b>{_esc(g)}</b>: {_esc(t)}" for g, t in sentences if t]
         words.append(
             f"<li><code>{_esc(r.style)}</code> on {_esc(r.device)}: " + (" ".join(said) or "not run here.") + "</li>"
         )

@@ -289,7 +289,7 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
     ranked = []
     for order, entry in enumerate(data["styles"]):
         stages = entry["stages"]
-        best = None
+        best: tuple[tuple[int, int], str | None, list[dict[str, Any]], list[str]] | None = None
         for mode, needed in _needs(selection):
             states = {stage: _state(stages.get(stage), layouts) for stage in needed}
             missing = []
@@ -322,6 +322,7 @@ def evaluate(data: dict[str, Any], selection: list[str]) -> list[Answer]:
             if best is None or key < best[0]:
                 best = (key, mode, missing, list(needed))
         breadth = sum(1 for rec in stages.values() if _state(rec, False) in (MEETS, UNFUZZED))
+        assert best is not None  # _needs gives at least one way to meet the selection
         (level, _), mode, missing, judged = best
         # Evidence first, then the simpler style: a canonical one before its variants, then the broader.
         variant = entry.get("variant")
@@ -374,8 +375,10 @@ def goals(data: dict[str, Any]) -> list[tuple[str, list[Answer], list[Answer], l
     out = []
     for question, selection in GOALS:
         answers = evaluate(data, list(selection))
-        levels = [[a for a in answers if a.level == level] for level in (MEETS, CONTIGUOUS_ONLY, UNFUZZED)]
-        out.append((question, *levels, [a for a in answers if a.level == MISSES][:2]))
+        meets, contiguous, unfuzzed = (
+            [a for a in answers if a.level == lv] for lv in (MEETS, CONTIGUOUS_ONLY, UNFUZZED)
+        )
+        out.append((question, meets, contiguous, unfuzzed, [a for a in answers if a.level == MISSES][:2]))
     return out
 
 
@@ -488,11 +491,11 @@ def answers(data: dict[str, Any]) -> list[Said]:
     """Per common goal, answer first: the style to use in one line; then its evidence, its caveat and the main
     styles."""
     out = []
-    common = (data.get("common") or {}).get("kernels")
+    common: list[str] = (data.get("common") or {}).get("kernels") or []
     for question, selection in GOALS:
         best_ones, ranked = recommended(data, list(selection))
         best = next((a for a in ranked if best_ones and a.style == best_ones[0].style), None)
-        n = len(common or ())
+        n = len(common)
         said = [f"compared on the {n} kernel{'s' * (n != 1)} all main styles ran ({', '.join(common)})"] if n else []
         if best is None:
             closest = (evaluate(data["common"], list(selection)) if common else ranked)[:1]

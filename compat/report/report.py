@@ -357,7 +357,8 @@ class Docs:
         lines = []
         for style in sorted({r.style for r in self.rows if r.device == device}, key=_family_order):
             rows = [r for r in self.rows if r.style == style and r.device == device]
-            works, partly, fails, unmeasurable, rewrites = [], [], [], [], Counter()
+            works, partly, fails, unmeasurable = [], [], [], []
+            rewrites: Counter[str] = Counter()
             for stage in self.stages:
                 seen = [(r.kernel, v) for r in rows for _, v in r.cells.get(stage, []) if v.kind != "skipped"]
                 ran = [(k, v) for k, v in seen if v.kind != "unmeasurable"]
@@ -536,12 +537,12 @@ def markdown(doc: dict[str, Any], source: str) -> str:
         "",
     ]
     for kernel in docs.kernels:
-        cells = [
+        judged = [
             v for r in docs.rows if r.kernel == kernel for s in docs.stages for e in r.entries(s) for v in e.verdicts
         ]
-        works = sum(v.works for v in cells)
+        works = sum(v.works for v in judged)
         out.append(
-            f"- [`{kernel}`]({KERNEL_PAGES}/{kernel}.md): {works} of {len(cells)} cells pass everything asked of them"
+            f"- [`{kernel}`]({KERNEL_PAGES}/{kernel}.md): {works} of {len(judged)} cells pass everything asked of them"
         )
     out.append("")
     if latency_intro(docs) is not None:  # its tables, a column per stage, are wider than GitHub's column

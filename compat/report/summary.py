@@ -95,7 +95,9 @@ def grid(m: Matrix, width: int) -> list[str]:
         + 1
     )
     col_w = {s: max(2, len(short[s])) + 1 for s in m.stages}
-    blocks, block, used = [], [], label_w
+    blocks: list[list[str]] = []
+    block: list[str] = []
+    used = label_w
     for s in m.stages:
         if block and used + col_w[s] > width:
             blocks.append(block)

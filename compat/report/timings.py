@@ -83,7 +83,7 @@ def steady_table(doc: dict[str, Any], kernel: str, styles: list[str]) -> Table |
         for style in styles
         if any(k[1] == style for k in cells)
     ]
-    point = next(first_point(of(c))[0] for c in cells.values() if of(c))
+    point = next(first_point(lat)[0] for c in cells.values() if (lat := of(c)))
     return Table(columns, rows, point)
 
 
@@ -93,9 +93,10 @@ def first_call_rows(doc: dict[str, Any], kernels: list[str], styles: list[str]) 
     rows = []
     for kernel in kernels:
         for style in styles:
-            got = [cells.get((kernel, style, s)) for s in FIRST_CALL_STAGES]
-            if all(c is not None and of(c) for c in got):
-                rows.append((kernel, style, [first_call_text(of(c)) for c in got]))
+            got = [of(c) if c is not None else None for s in FIRST_CALL_STAGES for c in [cells.get((kernel, style, s))]]
+            timed = [lat for lat in got if lat]
+            if len(timed) == len(got):
+                rows.append((kernel, style, [first_call_text(lat) for lat in timed]))
     return rows
 
 

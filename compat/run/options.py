@@ -5,6 +5,7 @@ suite's, so loading the plugin in a pytest that does not ask for it costs nothin
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 AXES = ("kernel", "style", "stage", "dtype", "device")
 # How children start (compat.run.launcher): forked from a warm server per worker, or a fresh interpreter per task.
@@ -19,7 +20,7 @@ RUNS_DIR = "compat-results"  # where `python -m compat run` writes by default: n
 SHARDS_DIR = "compat-shards"  # where `shard` writes its cell lists by default
 REPORT_DIR = "compat-report"  # where `report` and `versions` write by default: never the published docs/
 
-OPTIONS = (
+OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (
         ("--compat-results",),
         dict(
