@@ -971,9 +971,10 @@ KNOWN: list[Known] = [  # the first entry that explains an observation wins: nar
         kind="mismatch",
         section="fuzz",
         stages=("aoti_",),
-        reason="The launcher's layout check ran once, at trace time, on the contiguous example; the AOTI package "
-        "compiles the launch in and checks no input strides: it launches the kernel on the view's data "
-        "pointer and the kernel reads the storage with the layout it assumes: silent wrong values.",
+        reason="An exported program holds the launch as export traced it on the contiguous example: its strides, "
+        "and any layout check or .contiguous() on the way (run once there, copying nothing), are that example's. "
+        "The AOTI package compiles that launch in and checks no input strides: it launches the kernel on the "
+        "view's data pointer and the kernel reads the storage with the layout it assumes: silent wrong values.",
         rewrite=VIEW_REWRITE,
     ),
     Known(

@@ -1,10 +1,11 @@
 """The op as users call it: `triton_op` + `wrap_triton` (torch.compile, export and AOTInductor see the kernel),
 `register_autograd` with the gradient as a second triton_op.
 
-The kernels read their inputs through strides. A `.contiguous()` inside a triton_op would not do: export traces it on
-the contiguous example, where it copies nothing, so the exported program and its AOTInductor package keep no copy
-and hand a view (transposed, sliced) to a kernel that reads flat memory (measured on an H200, torch 2.11: wrong values
-for transposed inputs under aoti_* and decompose_*, found by the fuzz tests)."""
+The kernels read their inputs through strides: eagerly and under torch.compile (which guards on strides) any layout
+is read right, without a copy. An exported program holds the launch as export traced it on the contiguous example,
+strides included, and neither it nor its AOTInductor package checks an input's strides: a caller hands those
+contiguous inputs (the GPU fuzz tests found transposed inputs read wrongly under aoti_* and decompose_*, on an H200,
+torch 2.11, with a `.contiguous()` inside the op and with these strides alike; the gate's rows explain it)."""
 
 import torch
 import triton
