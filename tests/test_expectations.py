@@ -374,7 +374,7 @@ def test_accept_records_fuzz_findings_with_their_example_and_the_catalogues_reas
         and row["example"]
         == '{"shape":[1024,1000],"layout":"transposed","seed":0,"scale":1.0,"sign":"mixed","specials":[]}'
     )
-    assert "reproducer" not in row and "the AOTI package compiles the launch in" in row["reason"]
+    assert "reproducer" not in row and "The AOTI package compiles that launch in" in row["reason"]
     assert "returns None for a non-contiguous input" in rows["silu_mul-custom_op-aoti_strict-float16-cuda"][0]["reason"]
     # The catalogue's fuzz entries say nothing of a compile stage, nor of the matrix's own cells.
     assert rows["silu_mul-triton_op-compile_inductor-float16-cuda"][0]["reason"] == UNEXPLAINED
