@@ -459,11 +459,12 @@ register_known(
         r"raised at torch/_inductor/cudagraph_trees\.py:\d+ in _allocate_and_copy_recording_inputs",
         key="liger_flce_cudagraphs_scalar",
         kernels=("liger_fused_linear_cross_entropy",),
-        stages=("compile_cudagraphs",),
-        reason="CUDA graph trees copy the compiled graph's inputs before recording and assert that every input "
-        "which is not a tensor is an int (or a generator); the graph of the chunked loss takes another kind "
-        "of scalar, and the assert has no message (torch 2.11)",
-        rewrite="compile without CUDA graphs (mode=None)",
+        stages=("compile_cudagraphs", "compile_max_autotune"),
+        reason="CUDA graph trees (mode reduce-overhead, and max-autotune, which turns them on too) copy the "
+        "compiled graph's inputs before recording and assert that every input which is not a tensor is an int "
+        "(or a generator); the graph of the chunked loss takes another kind of scalar, and the assert has no "
+        "message (torch 2.11)",
+        rewrite="compile without CUDA graphs (mode=None, or max-autotune-no-cudagraphs)",
         source="torch 2.11: torch/_inductor/cudagraph_trees.py, CUDAGraphNode._allocate_and_copy_recording_inputs",
     ),
     Known(
