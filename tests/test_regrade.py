@@ -19,7 +19,11 @@ from compat.evidence.expectations import Expectations
 from compat.matrix.kernels import KERNELS
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = {"my_kernels": "my_kernels.cases", "liger_kernel": "liger_cases"}  # repository -> its cases module
+EXAMPLES = {
+    "my_kernels": "my_kernels.cases",
+    "liger_kernel": "liger_cases",
+    "minimal_op": "minimal_op.cases",
+}  # repository -> its cases module
 FILES = [
     *sorted(ROOT.glob("results/*.json.gz")),
     *sorted(ROOT.glob("results/sample/*.json.gz")),

@@ -469,23 +469,6 @@ register_known(
     ),
     Known(
         "",
-        "",
-        key="liger_flce_compile_time",
-        kind="timed_out",
-        kernels=("liger_fused_linear_cross_entropy",),
-        stages=("compile_dynamic", "compile_max_autotune"),
-        devices=("cuda",),
-        reason="Inductor is still compiling at the stage's 600 s budget, each cell alone on an H100 (the same op's "
-        "compile_inductor takes 222 s): the stacks taken at 595 s show the main thread in Triton's compiler "
-        "(make_ttir; code_generator.visit_BinOp) on Inductor's generated kernels, whose index expressions "
-        "under the symbolic token count ks0 nest div_floor_integer over thousands of characters; "
-        "max-autotune adds a benchmark of each matmul choice",
-        rewrite="compile with static shapes (compile_inductor passes) and without max-autotune",
-        source="measured: results/examples/liger_kernel/runs/*_call10-matrix.json.gz (the stacks), "
-        "*_call11-matrix.json.gz (the outcomes)",
-    ),
-    Known(
-        "",
         r"grad of (logits|input), shape \(\d+, \d+\), (transposed|sliced|strided)",
         key="liger_cross_entropy_grad_view",
         kind="mismatch",
