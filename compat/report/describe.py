@@ -12,7 +12,8 @@ from typing import Any
 
 from ..evidence.catalogue import KNOWN, Known, by_key
 from ..evidence.expectations import Expectations, Run
-from ..evidence.outcomes import clip
+from ..evidence.gate import unmeasurable
+from ..evidence.outcomes import Outcome, clip
 from ..matrix.cells import DEVICES, Cell, matrix, why_not_applicable
 from ..matrix.contract import Entry
 from ..matrix.kernels import KERNELS
@@ -190,10 +191,13 @@ def _evidence(path: str, doc: dict[str, Any], record: dict[str, Any]) -> list[st
     said = outcome["kind"] + (
         f": {outcome.get('error_type')}: {clip(outcome.get('message') or '', 160)}" if outcome.get("error_type") else ""
     )
+    limit = unmeasurable(Outcome.from_dict(outcome), {}, record["id"]) if outcome["kind"] != "passed" else None
     lines = [
-        f"evidence: {said}",
+        f"evidence: not measurable on this device ({said})" if limit else f"evidence: {said}",
         f"  in {path} (torch {env['torch']}, triton {env['triton']}, {gpu}, {env.get('date', '')[:10]})",
     ]
+    if limit:  # the device's failure, as the grid, the summary and the pages say: no verdict on the op there
+        lines.append(f"  not measurable here: {limit}")
     fuzz = next((f for f in doc.get("fuzz") or [] if f["id"] == record["id"]), None)
     if fuzz is not None:
         lines.append(f"  its fuzz test there: {fuzz['outcome']['kind']}")
