@@ -64,3 +64,25 @@ def test_a_lane_that_took_too_long_alone_splits_into_a_lane_per_stage_and_weighs
     assert lane(eager, "cells", split) == lane(inductor, "cells", split) == lane(eager, "cells")
     # A stage's own seconds weigh its lane; the medians of unrecorded lanes are the lanes', never a stage's.
     assert schedule.weights([f"{base}-eager", "probe-z"], recorded) == {f"{base}-eager": 50.0, "probe-z": 19.0}
+
+
+def test_a_passing_cell_whose_fuzz_test_did_not_finish_lends_it_its_own_seconds():
+    """A run cut at its deadline records no fuzz test for some passing cells: each then weighs what its cell took
+    (it compiles the stage again), so a long one splits and starts first rather than weighing the median."""
+    cells = [c for c in matrix(SELECT) if c.kernel == "silu" and c.style == "triton_op"]
+    inductor, eager = (next(c for c in cells if c.stage == s) for s in ("compile_inductor", "eager"))
+    passed = {"kind": "passed"}
+    doc = {
+        "cells": [
+            {"id": inductor.id, "outcome": passed, "duration_s": 120.0},
+            {"id": eager.id, "outcome": passed, "duration_s": 3.0},
+            {"id": next(c for c in cells if c.stage == "opcheck").id, "outcome": passed, "duration_s": 7.0},
+        ],
+        "fuzz": [{"id": eager.id, "outcome": passed, "duration_s": 2.0}],
+    }
+    recorded = schedule.recorded_seconds(doc)
+    fuzz = lane(inductor, "fuzz")
+    assert recorded[f"{fuzz}-compile_inductor"] == 120.0  # unfinished: its cell's seconds
+    assert recorded[f"{fuzz}-eager"] == 2.0  # recorded: its own, never its cell's besides
+    assert recorded[fuzz] == 122.0  # opcheck is not fuzzed: it lends nothing
+    assert schedule.split_lanes(recorded, cells, workers=4) >= {fuzz}
