@@ -524,23 +524,36 @@ register_op(Op(name="tuned_double", doc="an op whose own autotuner has a wrong c
 
 
 @pytest.mark.slow
-def test_an_ops_own_autotuner_is_checked_config_by_config_whichever_the_benchmark_picks(project):
+@pytest.mark.parametrize(
+    "device, stages",
+    [
+        ("cpu_interpret", "eager"),  # the interpreter measures eager alone
+        pytest.param(  # on a GPU, Inductor runs the op's autotuner too: pinned there as well
+            "cuda",
+            "eager,compile_inductor",
+            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine"),
+        ),
+    ],
+)
+def test_an_ops_own_autotuner_is_checked_config_by_config_whichever_the_benchmark_picks(project, device, stages):
     """The config that gives wrong values is never this machine's pick (another GPU's benchmark may pick it): the
     op's eager call shows the autotuner it goes through, and each of its configs runs pinned."""
-    project.makepyfile(tuned_cases=TUNED)
+    project.makepyfile(tuned_cases=TUNED.replace('devices=("cpu_interpret",)', f'devices=("{device}",)'))
     project.makeini("[pytest]\ncompat_cases = tuned_cases\n")
     result = project.runpytest_subprocess(
         "-p",
         "no:cacheprovider",
         "test_matrix.py",
         "--compat-kernels=tuned_double",
-        "--compat-stages=eager",
+        f"--compat-stages={stages}",
         "--compat-accept",
         "--compat-results=r.json",
     )
     assert result.ret == pytest.ExitCode.OK  # accepted: the mismatch is recorded as this op's outcome
-    (cell,) = json.loads((project.path / "r.json").read_text())["cells"]
-    outcome = cell["outcome"]
-    assert outcome["kind"] == "mismatch", outcome
-    assert "with the autotuner pinned to BLOCK: 64, OFF_BY: 1" in outcome["message"]
-    assert sorted(outcome["detail"]["configs"].values()) == ["mismatch", "passed"]
+    cells = json.loads((project.path / "r.json").read_text())["cells"]
+    assert sorted(c["axes"]["stage"] for c in cells) == sorted(stages.split(","))
+    for cell in cells:
+        outcome = cell["outcome"]
+        assert outcome["kind"] == "mismatch", (cell["id"], outcome)
+        assert "with the autotuner pinned to BLOCK: 64, OFF_BY: 1" in outcome["message"]
+        assert sorted(outcome["detail"]["configs"].values()) == ["mismatch", "passed"]
