@@ -125,3 +125,20 @@ def _fake_raw_launch():
 
 
 _fake_raw_launch.__name__ = "triton_kernel_wrapper_mutation"
+
+
+def test_a_pinned_config_compiles_anew_past_aot_autograds_cache():
+    """AOTAutograd's cache keys a traced triton_op by its kernels' source, not their configs: a pinned compile must not
+    reuse the first compile (tuned over every config), so only the pinned calls run with that cache off."""
+    tuner = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_copy)
+    cached = []
+
+    def check(cell):
+        cached.append((len(tuner.configs), torch._functorch.config.enable_autograd_cache))
+        return Outcome("passed")
+
+    before = torch._functorch.config.enable_autograd_cache
+    on_every_config(check, None, jit=_copy)
+    assert cached[0] == (2, before)  # the user's call: as configured
+    assert cached[1:] == [(1, False), (1, False)]  # each pinned config
+    assert torch._functorch.config.enable_autograd_cache == before

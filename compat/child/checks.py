@@ -10,6 +10,7 @@ import gc
 from typing import TYPE_CHECKING
 
 import torch
+import torch._functorch.config
 import torch.fx
 from torch._dynamo.testing import CompileCounterWithBackend
 from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
@@ -261,7 +262,8 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
             fresh_autotuners()
             tuner.configs = [pick]
             try:
-                pinned = check(c)
+                with _uncached_autograd():
+                    pinned = check(c)
             except DeclarationError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the pinned config's failure is the observation
@@ -275,6 +277,13 @@ def on_every_config(check, c: "Cell", jit=None) -> Outcome:
                 result = pinned
     result.detail["configs"] = seen
     return result
+
+
+def _uncached_autograd():
+    """A pinned config compiles anew: AOTAutograd's cache keys a traced triton_op by its kernels' source alone, not
+    their autotune configs (torch 2.13's `get_triton_source_codes_from_gm`), so a pinned compile would
+    reuse the first compile, tuned over every config. Inductor's FX graph cache keys the configs: it stays."""
+    return torch._functorch.config.patch(enable_autograd_cache=False)
 
 
 def own_autotuners(c: "Cell | None") -> list:
