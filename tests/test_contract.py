@@ -38,6 +38,7 @@ def declare(**overrides):
             "scalar 's': its choices (1, 'two') are not all int",
         ),
         (dict(inputs=(Tensor("x"), Scalar("s", 1.5, int))), "scalar 's': its default 1.5 is not int"),
+        (dict(fuzz_compiles=0), "fuzz_compiles is 0: a whole number of compiles, at least 1, or None"),
     ],
 )
 def test_a_bad_declaration_names_the_module_the_kernel_and_the_problem(overrides, problem):

@@ -564,3 +564,39 @@ def test_an_ops_own_autotuner_is_checked_config_by_config_whichever_the_benchmar
         assert outcome["kind"] == "mismatch", (cell["id"], outcome)
         assert "with the autotuner pinned to BLOCK: 64, OFF_BY: 1" in outcome["message"]
         assert sorted(outcome["detail"]["configs"].values()) == ["mismatch", "passed"]
+
+
+BOUNDED = """
+import torch
+from compat import Dim, Op, Tensor, register_op
+
+register_op(Op(name="bounded_tanh", doc="an op whose every compile costs minutes, its fuzz tests bounded to one",
+               shipped=torch.tanh, reference=torch.tanh, inputs=(Tensor("x", ("rows",)),),
+               dims=(Dim("rows", example=100, checks=(8, 100)),), dtypes=("float32",), devices=("cpu",),
+               fuzz_compiles=1))
+"""
+
+
+@pytest.mark.slow
+def test_an_ops_fuzz_compiles_bound_counts_the_examples_past_it_and_checks_the_rest(project):
+    """A static compile meets a new size with a recompile: past the op's bound of one, the example is counted and
+    not checked, never run eager, and the examples of the first compile's size still are."""
+    project.makepyfile(bounded_cases=BOUNDED)
+    project.makeini("[pytest]\ncompat_cases = bounded_cases\n")
+    for tests in ("test_matrix.py", "test_fuzz.py"):  # the cell's row first: a fuzz test runs a cell expected to pass
+        result = project.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            tests,
+            "--compat-stages=compile_eager",
+            "--compat-accept",
+            "--compat-results=r.json",
+        )
+        assert result.ret == pytest.ExitCode.OK
+    doc = json.loads((project.path / "r.json").read_text())
+    (fuzz,) = doc["fuzz"]
+    tally = fuzz["outcome"]["detail"]["tally"]
+    assert fuzz["outcome"]["kind"] == "passed" and tally["past_compile_bound"] > 0 and tally["examples"] > 0
+    assert fuzz["outcome"]["detail"]["frames"] == 1  # one compile: proven compiled, never past its bound
+    assert doc["summary"]["fuzz"]["past_compile_bound"] == tally["past_compile_bound"]
+    result.stdout.fnmatch_lines([f"*{tally['past_compile_bound']} examples not checked, past their op's*"])

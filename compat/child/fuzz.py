@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch._dynamo.config
+import torch._dynamo.exc
 from hypothesis import Phase, given, settings
 from hypothesis import example as explicit
 from hypothesis.errors import FlakyFailure
@@ -147,6 +148,7 @@ class Tally:
     refused: dict[str, int] = field(default_factory=dict)  # per layout
     refusals: dict[str, str] = field(default_factory=dict)  # per layout: the first refusal's first line
     explained: int = 0  # examples whose every difference a pinned finding explains
+    past_compile_bound: int = 0  # examples not checked: they would compile the op past its fuzz_compiles
     last: Any = None  # the example being checked: after a failure, the one Hypothesis shrank to
 
     def refuse(self, name: str, example, exc: Exception) -> None:
@@ -168,6 +170,8 @@ class Tally:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d.pop("last")
+        if not d["past_compile_bound"]:  # an op without a bound: its records as they always were
+            d.pop("past_compile_bound")
         return d
 
 
@@ -387,6 +391,10 @@ class Search:
             self._run(example, self.tally)
         except HarnessError:
             raise
+        except torch._dynamo.exc.FailOnRecompileLimitHit:
+            if KERNELS[self.cell.kernel].fuzz_compiles is None:
+                raise  # past RECOMPILE_LIMIT: a finding, as any error
+            self.tally.past_compile_bound += 1  # past the op's own bound: not checked, and said so
         except Exception as exc:  # noqa: BLE001 - a difference: counted where pins explain it all, else raised
             made = len(self.calls) - 1  # before `observed` checks the example again
             seen = self.observed(exc, example)
@@ -617,8 +625,10 @@ def _op_models(cell: "Cell"):
     return pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False)
 
 
-def _no_eager_fallback() -> None:
-    torch._dynamo.config.recompile_limit = RECOMPILE_LIMIT
+def _no_eager_fallback(cell: "Cell") -> None:
+    """Past the limit a compiled function fails, never runs eager: the op's own bound (`fuzz_compiles`), else
+    RECOMPILE_LIMIT."""
+    torch._dynamo.config.recompile_limit = KERNELS[cell.kernel].fuzz_compiles or RECOMPILE_LIMIT
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
@@ -631,7 +641,7 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict[
         )
         fn = module.train()
         if STAGES[cell.stage].compiler is not None:
-            _no_eager_fallback()
+            _no_eager_fallback(cell)
             fn, counter = compiled_for(cell.stage, fn)
             counters.append(counter)
         made.append(
@@ -654,7 +664,7 @@ def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: di
     module, reference = _op_models(cell)
     if STAGES[cell.stage].compiler is None:
         return fuzz(cell, [("eager", module)], reference, False, profile, example, known)
-    _no_eager_fallback()
+    _no_eager_fallback(cell)
     compiled, counter = compiled_for(cell.stage, module)
     result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example, known)
     return proof(cell, counter, result) if result.kind == "passed" else result

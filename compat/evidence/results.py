@@ -25,11 +25,13 @@ SCHEMA = 1
 def fuzz_summary(fuzz: list[dict[str, Any]]) -> dict[str, Any]:
     tallies = [f["outcome"]["detail"].get("tally", {}) for f in fuzz]
     by_outcome = Counter(f["outcome"]["kind"] for f in fuzz)
+    past = sum(t.get("past_compile_bound", 0) for t in tallies)
     return {
         "cells": len(fuzz),
         "by_outcome": {k: by_outcome.get(k, 0) for k in KINDS},
         "unexpected": sum(1 for f in fuzz if f["verdict"]),
         "examples": sum(t.get("examples", 0) for t in tallies),
+        **({"past_compile_bound": past} if past else {}),
     }
 
 

@@ -327,6 +327,9 @@ class Contract:
     tolerances: tuple[tuple[str, float], ...] = ()
     tf32: bool = False
     requires: Callable[[str], Optional[str]] = lambda device: None  # why it cannot run on a device (a skip)
+    # At most this many compiles of it in one fuzz test, for an op whose every compile costs minutes: an example
+    # that would compile it once more is counted as past the bound, not checked (None: as many as the examples need).
+    fuzz_compiles: Optional[int] = None
     shapes: Shapes = field(default_factory=Shapes)
     module: str = field(default="", compare=False)  # where it was declared (filled in)
 
@@ -370,6 +373,8 @@ class Contract:
                 f"tolerances, floats in (0, 1)"
             )
         yield from self._argument_problems()
+        if self.fuzz_compiles is not None and not (isinstance(self.fuzz_compiles, int) and self.fuzz_compiles >= 1):
+            yield f"fuzz_compiles is {self.fuzz_compiles!r}: a whole number of compiles, at least 1, or None"
         for d in self.dims:
             top = d.max if d.dynamic else d.example
             if not (d.min <= d.example <= top) or any(not d.min <= s <= top for s in d.sizes()):

@@ -171,6 +171,11 @@ def fuzz_headline(doc: dict[str, Any]) -> str:
     return (
         f"fuzz ({doc['options'].get('fuzz_profile') or 'merged'} profile): {s['cells']} cells, {s['examples']} "
         f"generated examples; {counts}; {differ}"
+        + (
+            f"; {s['past_compile_bound']} examples not checked, past their op's fuzz_compiles"
+            if s.get("past_compile_bound")
+            else ""
+        )
     )
 
 
