@@ -112,7 +112,8 @@ def _repository(where: Path) -> tuple[str | None, tuple[str, ...], tuple[str, ..
     import_cases(modules, forks=False)  # this process forks nothing
     named = settings.get("compat_expectations")
     default = root / "expectations.yaml" if ini and settings.get("compat_cases") else None
-    return (str(root / named[0]) if named else default and str(default)), modules, (*paths, str(root))
+    expectations = str(root / named[0]) if named else (str(default) if default else None)
+    return expectations, modules, (*paths, str(root))
 
 
 def _expectations_path(args: argparse.Namespace) -> str:
@@ -170,14 +171,15 @@ def render_docs(results_path: str, out_dir: Path | None = None) -> dict[str, str
     answers and upgrade diffs there, and with its index.html where those are there too (compat.report.index)."""
     doc = results.load(results_path)
     latency = report.latency_markdown(doc, results_path)
-    pages = {
+    pages: dict[str, str] = {
         DOCS["md"]: report.markdown(doc, results_path),
         **report.kernel_pages(doc, results_path),
-        **({report.LATENCY_PAGE: latency} if latency else {}),
         DOCS["html"]: page.html_page(doc, results_path),
         **page.kernel_html_pages(doc, results_path),
-        **({page.LATENCY_HTML: page.latency_page(doc, results_path)} if latency else {}),
     }
+    latency_html = page.latency_page(doc, results_path)
+    if latency and latency_html:  # both, or neither: where a cell was timed
+        pages |= {report.LATENCY_PAGE: latency, page.LATENCY_HTML: latency_html}
     pages = {name: index.launches_in_code(t) if name.endswith(".md") else t for name, t in pages.items()}
     if out_dir is None:
         return pages

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -136,7 +137,7 @@ class MatrixRun:
         os.environ.update(
             {var: path for var, path in compiler_caches(run_dir / "cache").items() if var not in self.private_caches}
         )
-        self.session = None  # a RunSession, once the cells are collected
+        self.session: RunSession | None = None  # once the cells are collected
 
     @functools.cached_property
     def env(self) -> dict:
@@ -211,11 +212,17 @@ class MatrixRun:
             return findings.pins(ref.row.row)
         return findings.pins(findings.recorded(Outcome.from_dict(ref.outcome))) if ref.outcome else []
 
+    @property
+    def running(self) -> RunSession:
+        """The run's session: there once the cells are collected, before any cell runs."""
+        assert self.session is not None, "a cell ran before the run's session was made"
+        return self.session
+
     def not_passing_here(self, cell: Cell, section: str) -> str | None:
         """A first accept fuzzes a cell nothing recorded only where the cell passes in this run: why not, or None."""
         if section != "fuzz" or not (self.accept and self.unknown(cell)):
             return None
-        outcome = self.session.outcome(cell)
+        outcome = self.running.outcome(cell)
         return (
             None
             if outcome.kind == "passed"
@@ -224,9 +231,9 @@ class MatrixRun:
 
     def check(self, cell, node, section: str = "cells") -> None:
         """Run the cell (section "cells": its stage; "fuzz": its fuzz test), gate it on its expectation, record it."""
-        started_at, start, cpu = time.time(), time.monotonic(), self.session.launcher.cpu_seconds
+        started_at, start, cpu = time.time(), time.monotonic(), self.running.launcher.cpu_seconds
         reason = cell.unavailable_reason() or self.not_passing_here(cell, section)
-        run = self.session.outcome if section == "cells" else self.session.fuzz_outcome
+        run = self.running.outcome if section == "cells" else self.running.fuzz_outcome
         try:
             outcome = skipped(reason) if reason else run(cell)
         except HarnessError as exc:  # the harness failed, not the cell: never recorded as an outcome or accepted
@@ -246,7 +253,7 @@ class MatrixRun:
             duration_s=round(time.monotonic() - start, 2),
             # The CPU time of the children this cell started (a shared child's goes to the first cell
             # that needed it).
-            cpu_s=round(self.session.launcher.cpu_seconds - cpu, 2),
+            cpu_s=round(self.running.launcher.cpu_seconds - cpu, 2),
             gpu=_gpu_used(outcome) if cell.device == "cuda" and not reason else None,
             # Where the time went (python -m compat profile): the lane whose child it waited on, and when.
             lane=lane(cell, section, self.split_lanes),
@@ -387,7 +394,9 @@ class Controller(MatrixRun):
                 _ = self.baseline  # bad input stops the run before any cell; loaded once, for the whole run
             except ResultsError as exc:
                 raise pytest.UsageError(f"--compat-baseline: {exc}; no cell was run") from None
-        self.isa_detection = None  # the process that detects the CPU ISAs once per run (forked children only)
+        self.isa_detection: subprocess.Popen | None = (
+            None  # the process that detects the CPU ISAs once per run (forked children only)
+        )
         self.has_workers = False  # xdist workers run the cells (known at session start)
         self.records: dict[str, dict[tuple, dict]] = {s: {} for s in RECORD}  # per section: (nodeid, worker) ->
         # cell record, from every worker's reports
@@ -659,7 +668,7 @@ def cell_of(nodeid: str):
 def shared_child_group(nodeid: str, split: frozenset[str] = frozenset()) -> str | None:
     """The lane whose tests share one child process: a probe, a build, a fuzz child (compat.run.session)."""
     found = cell_of(nodeid)
-    return lane(*found, split) if found else None
+    return lane(found[0], found[1], split) if found else None
 
 
 def _gpu_used(outcome) -> str:

@@ -135,7 +135,8 @@ def read_journal(path: Path) -> ChildResult:
             result.harness_error, result.declaration = entry["error"], entry.get("declaration", False)
         elif event == "begin":
             begun[entry["phase"]] = entry
-            result.phases.setdefault(entry["phase"], None)  # placeholder keeps the order
+            # A placeholder keeps the order; its "end", or collect() for the phase the child died in, fills it.
+            result.phases.setdefault(entry["phase"], None)  # type: ignore[arg-type]
         elif event == "end":
             result.phases[entry["phase"]] = Outcome.from_dict(entry["outcome"])
             start = begun.get(entry["phase"], entry)
@@ -241,6 +242,8 @@ class Server:
                 preexec_fn=_child_setup,
                 bufsize=0,
             )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped above
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         try:
             reply = self._read(SERVER_START_S) or {"error": f"no answer within {SERVER_START_S:.0f} s"}
         except EOFError:
@@ -253,10 +256,10 @@ class Server:
 
     def _read(self, timeout: float) -> dict | None:
         """The server's next line, or None when it did not come in time; EOFError when the server is gone."""
-        ready, _, _ = select.select([self.proc.stdout], [], [], max(timeout, 0))
+        ready, _, _ = select.select([self.stdout], [], [], max(timeout, 0))
         if not ready:
             return None
-        line = self.proc.stdout.readline()
+        line = self.stdout.readline()
         if not line:
             raise EOFError
         return json.loads(line)
@@ -267,7 +270,7 @@ class Server:
     def run(self, task: Path, journal: Path, log: Path, timeout: float) -> tuple[int | None, bool, float]:
         """(exit code, negative for a signal, or None; whether it timed out; its CPU seconds)."""
         try:
-            self.proc.stdin.write(
+            self.stdin.write(
                 (json.dumps({"task": str(task), "journal": str(journal), "log": str(log)}) + "\n").encode()
             )
             started = self._read(SERVER_START_S)
@@ -294,12 +297,12 @@ class Server:
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                self.proc.stdin.close()  # EOF: the server ends, with any child it still waits for
+                self.stdin.close()  # EOF: the server ends, with any child it still waits for
                 self.proc.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.send_signal(signal.SIGTERM)
                 self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):  # ended or not, this process holds no end of its pipes
+        for pipe in (self.stdin, self.stdout):  # ended or not, this process holds no end of its pipes
             with contextlib.suppress(OSError):
                 pipe.close()
 

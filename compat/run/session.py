@@ -14,6 +14,7 @@ Each of these groups is a lane (compat.matrix.cells.lane): the scheduler sends i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import shlex
@@ -44,19 +45,17 @@ from .launcher import ChildResult, Launcher, read_journal
 
 BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
 FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
+
+
+def _run_library(workdir: Path, family: str) -> tuple[str, dict[str, Any]]:
+    return "run_library", {"family": family, "path": str(workdir / LIBRARY_FILES[family])}
+
+
 # The fresh child of each family that loads its artifact in a process that did not build it: (task, its arguments
 # but the cell, given the build's work directory).
 FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "save_load": lambda workdir: ("load_program", {"program_path": str(workdir / PROGRAM)}),
-    **{
-        family: (
-            lambda workdir, family=family: (
-                "run_library",
-                {"family": family, "path": str(workdir / LIBRARY_FILES[family])},
-            )
-        )
-        for family in LIBRARY_FILES
-    },
+    **{family: functools.partial(_run_library, family=family) for family in LIBRARY_FILES},
     # The C++ runner's path is added by the session, which builds it once per run.
     "aoti_cpp": lambda workdir: ("run_cpp", {"package_path": str(workdir / PACKAGE), "timeout_s": CPP_RUN_TIMEOUT_S}),
 }
@@ -117,8 +116,9 @@ class RunSession:
         cells = list(cells)
         self.libraries_wanted: dict[str, set[str]] = {}  # per build: the AOTI families its selected cells need
         for c in cells:
-            if STAGES[c.stage].packaged:
-                self.libraries_wanted.setdefault(lane(c, "cells"), set()).add(STAGES[c.stage].library)
+            library = STAGES[c.stage].library  # a packaged stage's, else None
+            if library is not None:
+                self.libraries_wanted.setdefault(lane(c, "cells"), set()).add(library)
         self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
         order = list(STAGES)
         for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
