@@ -2,6 +2,7 @@
 input pass; wrong values, NaN where eager has none, reading past a view, or an unclear error are falsifying
 examples, reported with a command that reproduces them."""
 
+import dataclasses
 import json
 
 import pytest
@@ -11,7 +12,7 @@ from compat.child.fuzz import fuzz
 from compat.matrix.cells import parse_cell_id
 from compat.matrix.kernels import KERNELS
 from compat.matrix.model import as_function
-from compat.matrix.strategies import Example
+from compat.matrix.strategies import Example, boundary_examples
 
 CELL = parse_cell_id("silu-triton_op_cpu_fallback-eager-float32-cpu", "test")
 KERNEL = KERNELS[CELL.kernel]
@@ -265,3 +266,21 @@ def test_a_sequence_reproducer_makes_its_calls_then_judges_its_example_in_one_co
     outcome = json.loads(done.stdout.rstrip().rsplit("\n", 1)[0])
     made = [Example.from_json(c).shape for c in outcome["detail"]["calls"]]
     assert made == [(8,), (16,), (33,)]  # the sequence's calls, then the example judged
+
+
+@pytest.mark.parametrize("bound", [None, 2])
+def test_an_op_with_a_compile_bound_meets_each_boundary_size_first_with_ordinary_values(monkeypatch, bound):
+    """A bounded op's few compiles go to sizes it is checked at: a reduction over the boundary examples' NaN and inf
+    tells nothing (Liger's fused linear cross entropy, bounded to two compiles, found no evidence on the H200 at
+    f7bf154). An op without a bound meets each boundary size with the special values first, as before."""
+    monkeypatch.setitem(KERNELS, CELL.kernel, dataclasses.replace(KERNEL, fuzz_compiles=bound))
+    first: dict[tuple[int, ...], bool] = {}  # each shape's first call: whether it held a special value
+
+    def recording(x):
+        first.setdefault(tuple(x.shape), bool((x.abs() >= torch.finfo(x.dtype).max).any()))  # inf or the largest value
+        return reference(x)
+
+    assert run(recording).kind == "passed"
+    boundary = {e.shape for e in boundary_examples(KERNEL, "float32", exported=False)}
+    assert boundary <= first.keys()
+    assert all(first[shape] is (bound is None) for shape in boundary)

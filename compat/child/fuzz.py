@@ -482,7 +482,7 @@ def fuzz(
             return functools.partial(prop, Example.from_json(example))
         test = given(ex=kernel_examples(kernel, cell.dtype, exported, budget))(prop)
         first = [p.example for p in pins if not p.sequence]
-        for ex in [*boundary_examples(kernel, cell.dtype, exported, budget), *reversed(first)]:
+        for ex in [*_boundary(kernel, cell.dtype, exported, budget), *reversed(first)]:
             test = explicit(ex=ex)(test)  # explicit examples run in reverse order of decoration: known ones first
         chosen = profile_settings(profile)
         # A later round looks for another finding, not a smaller one: the first is shrunk, the others are not.
@@ -526,6 +526,16 @@ def fuzz(
         "calls": calls or [ex.to_json() for ex in search.calls],
     }
     return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
+
+
+def _boundary(kernel, dtype: str, exported: bool, budget: int) -> list[Example]:
+    """The boundary examples, in order of decoration. An op with a compile bound spends its few compiles where they
+    inform: each boundary size is sent first with ordinary values, then with the special ones (a reduction over a
+    NaN tells nothing, and the sizes past the bound are never checked)."""
+    boundary = boundary_examples(kernel, dtype, exported, budget)
+    if kernel.fuzz_compiles is None:
+        return boundary
+    return [e for ex in boundary for e in (ex, dataclasses.replace(ex, specials=()))]  # run last to first
 
 
 def _gpu_name(cell: "Cell") -> str | None:
