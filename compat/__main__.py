@@ -231,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     except CompatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE
+    except KeyboardInterrupt:  # a signal after pytest's own handling ended (seen at a run's end, cut by `timeout`)
+        print("interrupted", file=sys.stderr)
+        return commands.INTERRUPTED
 
 
 if __name__ == "__main__":

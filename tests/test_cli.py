@@ -47,6 +47,20 @@ def test_run_follows_the_one_exit_code_rule(monkeypatch, pytest_code, ours):
     assert cli.main(["run", "--results", "x.json"]) == ours
 
 
+
+def test_a_signal_after_pytest_ended_exits_130_without_a_traceback(monkeypatch, capsys):
+    """`timeout` signals the run, then its process group: on the H200 the second reached the CLI after pytest's own
+    handling ended, and printed a traceback."""
+    import pytest as real_pytest
+
+    def interrupted(args):
+        raise KeyboardInterrupt("SIGINT")
+
+    monkeypatch.setattr(real_pytest, "main", interrupted)
+    assert cli.main(["run", "--results", "x.json"]) == 130
+    assert capsys.readouterr().err.strip().endswith("interrupted")
+
+
 def test_report_writes_to_the_users_report_folder_unless_told_docs(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     results = write(tmp_path, "r.json", writeup())
