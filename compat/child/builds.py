@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -49,14 +49,14 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
         "module_run",
         pinned(cell, lambda: check_batches(module, reference, cell, inference_mode=True), lambda: ep.graph_module),
     )
-    saved = {}
+    saved: dict[str, Any] = {}
 
     def save_load() -> Outcome:
         saved.setdefault("module", artifacts.saved(ep, where)[0][1])  # saved once, run on every config
         return check_batches(saved["module"], reference, cell)
 
     journal.run("save_load", pinned(cell, save_load, lambda: ep.graph_module))
-    decompositions = {}  # made once, run on every config
+    decompositions: dict[Callable, Any] = {}  # made once, run on every config
 
     def decomposed_by(make):
         if make not in decompositions:
@@ -73,15 +73,16 @@ def build(journal: "Journal", cell: "Cell", mode: str, workdir: str, libraries: 
                 decomposed.module(), reference, cell, detail={"graph": sorted(set(targets))}
             )
 
-        journal.run(name, pinned(cell, decompose, lambda make=make: decomposed_by(make).graph_module))
+        def graph(make=make) -> torch.fx.GraphModule:
+            return decomposed_by(make).graph_module
+
+        journal.run(name, pinned(cell, decompose, graph))
     for family in libraries:
-        filename = artifacts.LIBRARIES[family][0]
-        journal.run(
-            BUILD_PHASES[family][0],
-            lambda family=family, filename=filename: Outcome(
-                "passed", detail=artifacts.compile_library(family, ep, str(where / filename))
-            ),
-        )
+
+        def build(family=family, filename=artifacts.LIBRARIES[family][0]) -> Outcome:
+            return Outcome("passed", detail=artifacts.compile_library(family, ep, str(where / filename)))
+
+        journal.run(BUILD_PHASES[family][0], build)
 
 
 def pinned(

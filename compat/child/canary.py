@@ -5,7 +5,7 @@ run in a fresh one, exactly as the matrix's AOTI stages do it. If it fails, AOTI
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -59,7 +59,7 @@ def run(journal: "Journal", device: str, package_path: str) -> None:
 def run_cpp(journal: "Journal", device: str, package_path: str, runner_path: str) -> None:
     """The canary's package run by the C++ runner: if a plain model fails there, the C++ loader is broken here."""
     model, x = _plain_model(device)
-    holder = {}
+    holder: dict[str, Any] = {}
 
     def load() -> Outcome:
         outcome, holder["outputs"], _ = cpp.run_package(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, cast
 
 import torch
 import torch._functorch.config
@@ -29,6 +29,7 @@ from . import latency, launches, toolchain
 
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
+    from ..matrix.contract import Kernel, Op
 
 
 def models(cell: "Cell"):
@@ -174,7 +175,7 @@ def missing_node(cell: "Cell", graphs, also: tuple[str, ...] = ()) -> Outcome | 
     marker = STYLES[cell.style].graph_marker
     if marker is None:
         return _unlaunched(cell, graphs, targets)
-    markers = (marker(KERNELS[cell.kernel]), *also)
+    markers = (marker(cast("Kernel", KERNELS[cell.kernel])), *also)  # a style's marker: never an op as shipped
     if any(m in t for t in targets for m in markers):
         return None
     return Outcome(
@@ -369,7 +370,7 @@ def flop_count(c: "Cell") -> Outcome:
     if result.kind != "passed":
         return result
     if STYLES[c.style].flop_formula:
-        formula = workload.declared(kernel, kernel.flops, "FLOP formula")
+        formula = workload.declared(kernel, cast(Callable, kernel.flops), "FLOP formula")  # the style needs one
         want_flops = sum(formula(*_formula_args(c, point, v)) for v in kernel.variants())
         if kernel_flops != want_flops:
             return Outcome(
@@ -407,9 +408,9 @@ def opcheck(c: "Cell") -> Outcome:
     kernel, style = KERNELS[c.kernel], STYLES[c.style]
     build_op(c.style, c.kernel)
     op = (
-        kernel.library_op
+        cast("Op", kernel).library_op
         if _as_shipped(c)
-        else getattr(getattr(torch.ops, OP_NAMESPACE), op_name(kernel, c.style)).default
+        else getattr(getattr(torch.ops, OP_NAMESPACE), op_name(cast("Kernel", kernel), c.style)).default
     )
     # A style with a backward gets inputs that require grad, so opcheck tests its autograd registration too.
     gradients = "backward" in style.needs or _as_shipped(c) and "differentiable" in kernel.features()
@@ -420,7 +421,9 @@ def opcheck(c: "Cell") -> Outcome:
             if getattr(spec, "differentiable", False) and isinstance(a, torch.Tensor) and a.is_floating_point():
                 a.requires_grad_(gradients and spec.name not in kernel.mutates)
         label = kernel.variant_label(variant) or "defaults"
-        detail[label] = {k: str(v) for k, v in torch.library.opcheck(op, *kernel.by_keyword(args)).items()}
+        positional, keywords = kernel.by_keyword(args)
+        checked = torch.library.opcheck(cast(torch._ops.OpOverload, op), tuple(positional), keywords)
+        detail[label] = {k: str(v) for k, v in checked.items()}
     return Outcome("passed", detail={"opcheck": detail if len(detail) > 1 else next(iter(detail.values()))})
 
 
@@ -429,7 +432,9 @@ def _compiled(model, backend: str, mode: str | None = None, options: dict | None
     makes of a mode and options (so `mode="max-autotune"` means what it means to a user)."""
     torch._dynamo.reset()
     counter = CompileCounterWithBackend(
-        torch._TorchCompileInductorWrapper(mode, options, dynamic) if backend == "inductor" else backend
+        torch._TorchCompileInductorWrapper(mode, options, dynamic)  # type: ignore[arg-type]  # any backend works
+        if backend == "inductor"
+        else backend
     )
     return torch.compile(model, backend=counter, fullgraph=True, dynamic=dynamic), counter
 
@@ -445,7 +450,7 @@ def proof(c: "Cell", counter, result: Outcome) -> Outcome:
 
 def compiled_for(stage: str, model):
     """The model compiled as the stage compiles it (Stage.compiler)."""
-    return _compiled(model, **STAGES[stage].compiler)
+    return _compiled(model, **(STAGES[stage].compiler or {}))  # a compile stage's: never None
 
 
 def compile_model(c: "Cell") -> Outcome:
@@ -471,7 +476,8 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
 
         return call
 
-    graph_class.capture_begin, graph_class.replay = counted("captures", capture_begin), counted("replays", replay)
+    graph_class.capture_begin = counted("captures", capture_begin)  # type: ignore[method-assign]
+    graph_class.replay = counted("replays", replay)  # type: ignore[method-assign]
     comparisons, first = [], latency.FirstCall()
     try:
         with config.patch({"triton.cudagraph_or_error": True}), torch.no_grad():
@@ -490,7 +496,7 @@ def compile_cudagraphs(c: "Cell") -> Outcome:
                     compiled, first, check_points(c), lambda p: inputs(c, p), workload.label
                 )
     finally:
-        graph_class.capture_begin, graph_class.replay = capture_begin, replay
+        graph_class.capture_begin, graph_class.replay = capture_begin, replay  # type: ignore[method-assign]
     if result.kind == "passed" and not (counts["captures"] and counts["replays"]):
         missing = "recorded" if not counts["captures"] else "replayed"
         return Outcome(

@@ -24,7 +24,7 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import torch
 import torch._dynamo.config
@@ -175,7 +175,7 @@ class Tally:
         return d
 
 
-def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell: "Cell", tally: Tally) -> None:
+def _check(made: list[tuple[str, Callable]], reference: torch.nn.Module, example, cell: "Cell", tally: Tally) -> None:
     kernel = KERNELS[cell.kernel]
     tally.last = example
     names = output_names(kernel)
@@ -219,7 +219,7 @@ def _check(made: list[tuple[str, Callable]], reference: Callable, example, cell:
 
 
 def _check_gradients(
-    made: list[tuple[str, Callable, Callable]], reference: None, example, cell: "Cell", tally: Tally
+    made: list[tuple[str, Callable, torch.nn.Module]], reference: None, example, cell: "Cell", tally: Tally
 ) -> None:
     """Forward and backward of each variant's artifact (its own reference beside it), on leaves of the example's
     layout: every wanted input's and parameter's gradient against the reference's, in float64 too."""
@@ -302,7 +302,7 @@ class Pin:
     def take(self, seen: Finding, exc: Exception, example: Example) -> None:
         self.count += 1
         before = self.seen.get(seen.signature)
-        worst = max(filter(None, (before and before.max_rel_err, seen.max_rel_err)), default=None)
+        worst = _worst(before.max_rel_err if before else None, seen.max_rel_err)
         self.seen[seen.signature] = dataclasses.replace(before or seen, max_rel_err=worst)
         self.first = self.first or (exc, example)
 
@@ -314,9 +314,14 @@ class Pin:
         rows = []
         for f in self.findings:
             seen = self.seen.get(f.signature)
-            worst = max(filter(None, (f.max_rel_err, seen and seen.max_rel_err)), default=None)
+            worst = _worst(f.max_rel_err, seen.max_rel_err if seen else None)
             rows.append(dataclasses.replace(f, max_rel_err=worst).to_row())
         return rows
+
+
+def _worst(*errors: float | None) -> float | None:
+    """The largest of the errors (None and 0 are none)."""
+    return max((e for e in errors if e), default=None)
 
 
 class Search:
@@ -405,9 +410,9 @@ class Search:
                 self.raised_after.setdefault(example, made)
                 raise
             for f in seen:
-                pin = next((p for p in self.pins if p.explains(f)), None)
-                if pin is not None:
-                    pin.take(f, exc, example)
+                explaining = next((p for p in self.pins if p.explains(f)), None)
+                if explaining is not None:
+                    explaining.take(f, exc, example)
                 else:  # an overflow no pin names: counted, the search goes on
                     worst = self.overflows.get(f.signature)
                     self.overflows[f.signature] = worst or f
@@ -597,7 +602,7 @@ def _outcome(cell: "Cell", pins: list[Pin], new: list, detail: dict[str, Any], j
         outcome = _outcome_of(exc, found)
     elif any(p.first and any(f.family != "overflow" for f in p.seen.values()) for p in pins):
         pin = next(p for p in pins if p.first and any(f.family != "overflow" for f in p.seen.values()))
-        exc, at = pin.first
+        exc, at = cast("tuple[Exception, Example]", pin.first)
         outcome = _outcome_of(exc, list(pin.seen.values()))
     elif judged and not detail["unreproduced"]:
         return Outcome(
@@ -614,7 +619,7 @@ def _outcome(cell: "Cell", pins: list[Pin], new: list, detail: dict[str, Any], j
 
 
 @contextlib.contextmanager
-def _shrinking_bounded(seconds: float):
+def _shrinking_bounded(seconds: int):
     """Hypothesis has no setting for it: its engine reads this module constant when shrinking starts."""
     before = hypothesis_engine.MAX_SHRINKING_SECONDS
     hypothesis_engine.MAX_SHRINKING_SECONDS = seconds
@@ -642,7 +647,7 @@ def _no_eager_fallback(cell: "Cell") -> None:
     torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
-def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict[str, list]) -> Outcome:
+def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict[str, list] | None) -> Outcome:
     """A stage that trains: each variant's op alone (eager, or compiled as the stage compiles), with its reference."""
     kernel, made, counters = KERNELS[cell.kernel], [], []
     for variant in kernel.variants():
@@ -668,7 +673,7 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict[
     return result
 
 
-def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: dict[str, list]) -> Outcome:
+def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: dict[str, list] | None) -> Outcome:
     if STAGES[cell.stage].trains:
         return _fuzz_training(cell, profile, example, known)
     module, reference = _op_models(cell)

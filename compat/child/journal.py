@@ -83,13 +83,14 @@ def cpu_seconds() -> float:
 def declaration_fault(exc: BaseException) -> HarnessError | None:
     """The declaration's or the harness's fault behind an exception: itself, or one a tracer wrapped (Dynamo,
     Hypothesis), or an error the harness's own code raised (harness_frame)."""
-    seen, first = set(), exc
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, HarnessError):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    root = of_exception(first)
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, HarnessError):
+            return at
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    root = of_exception(exc)
     where = harness_frame(root)
     if where is None:
         return None

@@ -71,7 +71,8 @@ class FirstCall:
     taken when the artifact's load began (the first call's time then includes the load)."""
 
     def __init__(self, since: float | None = None):
-        self.since, self.ms = since, None
+        self.since: float | None = since
+        self.ms: float | None = None
 
     def __call__(self, fn: Callable, *args):
         if self.ms is not None:
@@ -115,4 +116,5 @@ def entry(first_call_ms: float, steady: dict[str, tuple[float, float]], clock: s
 def measure(fn: Callable, first: FirstCall, points: list, make_inputs: Callable, label: Callable) -> dict:
     """The latency record of a passing artifact: its first call (already timed by `first`) and its steady state at
     every check point, on fresh inputs per point (an op may write into them; their values do not change its time)."""
+    assert first.ms is not None, "the artifact's first call was not made through `first`"
     return entry(first.ms, {label(p): steady_us(fn, make_inputs(p)) for p in points})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.fx
@@ -46,7 +47,7 @@ def kernel_name(kernel) -> str:
     return getattr(getattr(kernel, "fn", kernel), "__name__", repr(kernel))
 
 
-def _launchers() -> list[type]:
+def _launchers() -> list[Any]:
     """The classes whose `run` launches a kernel: Triton's jit function, and its interpreter's."""
     classes = [JITFunction]
     with contextlib.suppress(ImportError):  # optional: a Triton without the interpreter has no such class
@@ -59,7 +60,7 @@ def _launchers() -> list[type]:
 class _Recorder(TorchDispatchMode):
     def __init__(self, launched: Launched):
         super().__init__()
-        self.launched, self.inside = launched, []
+        self.launched, self.inside = launched, list[str]()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = str(func)

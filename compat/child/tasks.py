@@ -13,7 +13,7 @@ import functools
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..matrix.cases import import_cases
 from ..processes import STACKS_SIGNAL
@@ -50,7 +50,10 @@ def probe(journal: Journal, cell: str, stages: list[str]) -> None:
     for stage in stages:
         before_stage(dataclasses.replace(c, stage=stage))
         journal.run(
-            stage, functools.partial(on_every_config, CHECKS[STAGES[stage].check], dataclasses.replace(c, stage=stage))
+            stage,
+            functools.partial(
+                on_every_config, CHECKS[cast(str, STAGES[stage].check)], dataclasses.replace(c, stage=stage)
+            ),
         )
 
 

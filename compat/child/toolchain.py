@@ -68,8 +68,8 @@ def apply(path: str | None = None, wait_s: float = WAIT_S) -> dict:
     for isa, entry in zip(isas, found["isas"], strict=False):
         for key, value in entry["attrs"].items():  # what the checks set (avx512_bf16, amx_fp16 support)
             setattr(isa, key, value)
-        type(isa).__bool__ = lambda self: True  # the check it passed, not run again
-    cpu_vec_isa.valid_vec_isa_list = lambda: isas  # pick_vec_isa() reads it through the module
+        type(isa).__bool__ = lambda self: True  # type: ignore[method-assign,union-attr]  # the check it passed
+    cpu_vec_isa.valid_vec_isa_list = lambda: isas  # type: ignore[assignment]  # pick_vec_isa() reads it here
     return {"applied": True, "isas": [entry["name"] for entry in found["isas"]]}
 
 
