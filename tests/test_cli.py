@@ -47,7 +47,6 @@ def test_run_follows_the_one_exit_code_rule(monkeypatch, pytest_code, ours):
     assert cli.main(["run", "--results", "x.json"]) == ours
 
 
-
 def test_a_signal_after_pytest_ended_exits_130_without_a_traceback(monkeypatch, capsys):
     """`timeout` signals the run, then its process group: on the H200 the second reached the CLI after pytest's own
     handling ended, and printed a traceback."""
