@@ -59,6 +59,20 @@ def test_a_cell_the_fuzz_tests_proved_wrong_is_neither_a_pass_nor_an_exception()
     assert verdicts.of_cell(cell("eager", "failed", error="RuntimeError", message=DATA_PTR)).kind == "fails"
 
 
+def test_a_pass_whose_fuzz_test_left_examples_past_its_compile_bound_is_told_apart_from_a_fuzz_verified_one():
+    """Liger's fused linear cross entropy, bounded to two compiles, checked 2 informative examples under the static
+    compile stages and left 25-27 unchecked: its pages showed that as fuzz-verified."""
+    passing = cell("compile_inductor", "passed", style="custom_op")
+    record = fuzz(passing, "passed")
+    record["outcome"]["detail"]["tally"]["past_compile_bound"] = 25
+    v = verdicts.of_cell(passing, record)
+    assert v.works and v.bounded == 25 and legend.of_verdict(v) == "bounded"
+    assert "25 more not checked, past the op's compile bound (fuzz_compiles)" in dict(v.facts)["fuzz"]
+    assert legend.of_verdict(verdicts.of_cell(passing, fuzz(passing, "passed"))) == "verified"
+    md = all_markdown(doc([passing], fuzz_records=[record]), "r.json")
+    assert "✅ᵇ [1](#note-1)" in md
+
+
 def test_a_clear_refusal_of_some_layouts_stays_a_pass_with_the_refusal_noted():
     passing = cell("compile_inductor", "passed", style="custom_op")
     v = verdicts.of_cell(passing, fuzz(passing, "passed", refused=["strided", "transposed"]))

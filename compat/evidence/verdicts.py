@@ -54,6 +54,7 @@ class Verdict:
     rewrite: str | None = None
     overflows: bool = False  # a pass whose fuzz test found only overflows where eager overflows too
     fuzzed: bool = False  # a fuzz test of its own ran, not skipped (a C++ cell's package is fuzzed from Python)
+    bounded: int = 0  # examples its fuzz test left unchecked, past the op's compile bound (fuzz_compiles)
 
     @property
     def works(self) -> bool:
@@ -62,7 +63,16 @@ class Verdict:
     @property
     def note(self) -> tuple:
         """What two cells share when one note explains both (the cell id aside)."""
-        return (self.kind, self.unexpected, self.refuses, self.unfuzzed, self.overflows, self.fuzzed, self.evidence)
+        return (
+            self.kind,
+            self.unexpected,
+            self.refuses,
+            self.unfuzzed,
+            self.overflows,
+            self.fuzzed,
+            self.bounded,
+            self.evidence,
+        )
 
 
 def _provenance(row: dict[str, Any] | None) -> str:
@@ -100,8 +110,13 @@ def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[
     facts = [
         (
             "fuzz",
-            f"{tally.get('examples', 0)} generated examples; max abs err {tally.get('max_abs_err', 0):.3g}, "
-            f"max rel err {tally.get('max_rel_err', 0):.3g}",
+            f"{tally.get('examples', 0)} generated examples ({tally.get('informative', 0)} informative); max abs err "
+            f"{tally.get('max_abs_err', 0):.3g}, max rel err {tally.get('max_rel_err', 0):.3g}"
+            + (
+                f"; {tally['past_compile_bound']} more not checked, past the op's compile bound (fuzz_compiles)"
+                if tally.get("past_compile_bound")
+                else ""
+            ),
         )
     ]
     if tally.get("refused"):
@@ -137,7 +152,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
     kind = ON_THE_MODEL[outcome.kind]
     evidence: list[tuple[str, str]] = []
     facts: list[tuple[str, str]] = []
-    rewrite, refuses, unfuzzed, overflows = row.get("rewrite"), (), False, False
+    rewrite, refuses, unfuzzed, overflows, bounded = row.get("rewrite"), (), False, False, 0
     if outcome.kind == "passed":
         worst = _worst_rel(outcome)
         facts.append(("on the model", "eager's values" + (f" (max rel err {worst:.3g})" if worst else "")))
@@ -148,7 +163,8 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
             shared, own = _fuzz_evidence(fuzz)
             evidence += shared
             facts += own
-            refuses = tuple((fuzz_outcome.detail.get("tally") or {}).get("refused") or ())
+            tally = fuzz_outcome.detail.get("tally") or {}
+            refuses, bounded = tuple(tally.get("refused") or ()), tally.get("past_compile_bound", 0)
             if kind != "passes":
                 rewrite = (fuzz.get("expected") or {}).get("rewrite")
         elif fuzzed_here:
@@ -193,7 +209,7 @@ def of_cell(cell: dict[str, Any], fuzz: dict[str, Any] | None = None, fuzzed_her
         )
     shown = (tuple(evidence), tuple(facts), refuses, unfuzzed, rewrite, overflows)
     ran = fuzz is not None and fuzz["outcome"]["kind"] != "skipped"
-    return Verdict(cell["id"], kind, unexpected, *shown, fuzzed=ran)
+    return Verdict(cell["id"], kind, unexpected, *shown, fuzzed=ran, bounded=bounded)
 
 
 def of_doc(doc: dict[str, Any]) -> dict[str, Verdict]:

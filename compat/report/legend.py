@@ -37,6 +37,12 @@ MARKS: dict[str, Mark] = {
         "works, fuzz-verified (NaN or inf only where eager overflows too, float64 finite there)",
         "good",
     ),
+    "bounded": Mark(
+        "✅ᵇ",
+        "pass^b",
+        "works, fuzz-verified on the examples within the op's compile bound (fuzz_compiles), the others not checked",
+        "fine",
+    ),
     "unfuzzed": Mark("☑️", "pass°", "works on the model's inputs, not fuzz-verified", "fine"),
     "partly": Mark("◐", "partly", "some cells work, others fail", "fair"),
     "contiguous": Mark("🟨", "contig", "works for contiguous inputs only (fuzz tests)", "fair"),
@@ -86,6 +92,8 @@ def of_verdict(v: Verdict) -> str:
         return v.kind
     if not v.fuzzed:
         return "unfuzzed"
+    if v.bounded:  # fuzzed, but not on what lay past the op's compile bound
+        return "bounded"
     return "overflow" if v.overflows else "refuses" if v.refuses else "verified"
 
 

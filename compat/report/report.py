@@ -336,7 +336,7 @@ class Docs:
                     if (
                         e.kind != "passes"
                         or e.unexpected
-                        or any(v.refuses or v.unfuzzed or v.overflows for v in e.verdicts)
+                        or any(v.refuses or v.unfuzzed or v.overflows or v.bounded for v in e.verdicts)
                     ):
                         self.notes.setdefault(self.note_key(e), len(self.notes) + 1)
 
