@@ -49,6 +49,14 @@ def parser(prog: str) -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"triton-export-compat {__version__}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _running(sub)
+    _recording(sub)
+    _reading(sub)
+    return top
+
+
+def _running(sub) -> None:
+    """run, and what reads its results at once: report, diff, accept."""
     run = sub.add_parser(
         "run",
         help="run the matrix (pytest under xdist) and write its results file",
@@ -113,6 +121,10 @@ def parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="replace the expectations file even where it is read-only (0444); refused otherwise",
     )
+
+
+def _recording(sub) -> None:
+    """What splits, lists, joins and judges again the cells of runs: shard, cells, merge, regrade."""
     sha = sub.add_parser(
         "shard",
         help="split the matrix into N cell lists of about equal recorded seconds",
@@ -159,6 +171,10 @@ def parser(prog: str) -> argparse.ArgumentParser:
     )
     reg.add_argument("results", nargs="+", metavar="RESULTS.json", help="results files (committed evidence)")
     reg.add_argument("--expectations", metavar="PATH", help="the expectations to judge against (default: as accept)")
+
+
+def _reading(sub) -> None:
+    """What explains the evidence: versions, fuzz, coverage, describe, profile, doctor."""
     ver = sub.add_parser(
         "versions",
         help="the support matrix across torch versions (Markdown and HTML)",
@@ -210,7 +226,6 @@ def parser(prog: str) -> argparse.ArgumentParser:
     pro.add_argument("results", nargs="?", help="a results file (default: the latest run)")
     pro.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest lanes (default: 10)")
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
-    return top
 
 
 def _prog() -> str:

@@ -78,7 +78,8 @@ def pytest_configure(config):
     if not active(config):
         return  # installed everywhere, inert unless asked: no run directory, no results file, no hooks at work
     # Here, not at the top: torch, triton and the suite load only where a repository asks for the plugin.
-    from .run.controller import Controller, Worker
+    from .run.controller import Controller
+    from .run.matrix_run import Worker
 
     role = Worker if hasattr(config, "workerinput") else Controller
     try:

@@ -5,9 +5,11 @@ warm server). Linux: the process tree is read from /proc, the death signal set w
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -72,3 +74,21 @@ def stop_descendants(below_children: bool) -> None:
             except ProcessLookupError:
                 pass
         time.sleep(0.1)
+
+
+def exit_within(seconds: float) -> None:
+    """Make sure an interrupted run ends: if it still runs after `seconds` (its results are written by then), dump
+    every thread's stack (the evidence of what held it), stop every process it started, workers too, and exit 130."""
+    faulthandler.dump_traceback_later(seconds - 1, exit=False)
+
+    def end():
+        time.sleep(seconds)
+        print(
+            f"triton-export-compat: the interrupted run did not end within {seconds:.0f} s; stopping its workers",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop_descendants(below_children=False)
+        os._exit(130)
+
+    threading.Thread(target=end, name="compat-exit-within", daemon=True).start()

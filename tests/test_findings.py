@@ -294,7 +294,7 @@ def test_an_upgrade_without_rows_pins_the_baselines_findings():
 
     from compat.evidence.baseline import Reference
     from compat.matrix.cells import parse_cell_id
-    from compat.run.controller import MatrixRun
+    from compat.run.matrix_run import MatrixRun
 
     cell = parse_cell_id(CELL, "test")
     pin = finding()

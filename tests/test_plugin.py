@@ -469,7 +469,7 @@ def test_an_unknown_fuzz_profile_is_a_usage_error(project, monkeypatch):
 
 @pytest.mark.parametrize("suffix", ["", "@probe-anything"])  # pytest 8 + xdist 3.8 append the xdist_group name
 def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
-    from compat.run.controller import shared_child_group
+    from compat.run.loadgroup import shared_child_group
 
     probe = "tests/test_matrix.py::test_cell[silu-triton_op-compile_inductor-float16-cuda]"
     assert shared_child_group(probe + suffix) == "probe-silu-triton_op-float16-cuda"

@@ -495,6 +495,29 @@ def fuzz(
 
     test = made_test(shrink=True)
     start = time.monotonic()
+    new, search_cut, calls, replay_differed = _rounds(test, made_test, search, pins, example is not None)
+    detail: dict[str, Any] = {
+        "tally": tally.to_dict(),
+        "profile": profile if example is None else None,
+        "fuzz_seconds": round(time.monotonic() - start, 1),
+        **_findings(pins, new, list(search.overflows.values()), _gpu_name(cell)),
+        **({"search_cut": search_cut} if search_cut else {}),
+        **({"replay_differed": True} if replay_differed else {}),
+        "calls": calls or [ex.to_json() for ex in search.calls],
+    }
+    return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
+
+
+def _rounds(
+    test: Callable[[], None],
+    made_test: Callable[[bool], Callable[[], None]],
+    search: Search,
+    pins: list[Pin],
+    one_example: bool,
+) -> tuple[list[tuple[list[Finding], Exception, Example]], str | None, list[str] | None, bool]:
+    """The search, round by round: after a new finding it runs again with the finding pinned (unshrunk), up to
+    MAX_NEW_FINDINGS. Per round its unexplained findings, error and example; why the search stopped early, if it
+    did; the calls made up to the first new finding; whether a falsifying example's replay differed."""
     new: list[tuple[list[Finding], Exception, Example]] = []  # per round: its unexplained findings, error, example
     search_cut, calls, replay_differed = None, None, False
     while True:
@@ -510,27 +533,18 @@ def fuzz(
             if fault is not None:
                 raise fault from raised
             replay_differed |= flaky
-            at = tally.last
+            at = search.tally.last
             found = search.unexplained(search.observed(exc, at)) if at is not None else []
             new.append((found, exc, at))
             calls = calls or [ex.to_json() for ex in (search.calls_up_to(at) if at is not None else search.calls)]
-            if not found or example is not None:
+            if not found or one_example:
                 break
             if len(new) >= MAX_NEW_FINDINGS:
                 search_cut = f"the search stopped after {len(new)} rounds of new findings: there may be more"
                 break
             pins.append(Pin(at, found, found_here=True))  # the next round looks past them
-            test = made_test(shrink=False)
-    detail: dict[str, Any] = {
-        "tally": tally.to_dict(),
-        "profile": profile if example is None else None,
-        "fuzz_seconds": round(time.monotonic() - start, 1),
-        **_findings(pins, new, list(search.overflows.values()), _gpu_name(cell)),
-        **({"search_cut": search_cut} if search_cut else {}),
-        **({"replay_differed": True} if replay_differed else {}),
-        "calls": calls or [ex.to_json() for ex in search.calls],
-    }
-    return _outcome(cell, pins, new, detail, judged=example is None and not tally.informative)
+            test = made_test(False)
+    return new, search_cut, calls, replay_differed
 
 
 def _boundary(kernel, dtype: str, exported: bool, budget: int) -> list[Example]:

@@ -168,6 +168,28 @@ def _shown(x: float) -> str:
     return "NaN" if math.isnan(x) else f"{x:.6g}"
 
 
+def _bounds(
+    err: torch.Tensor,
+    own: torch.Tensor,
+    truth: torch.Tensor,
+    compared: torch.Tensor,
+    magnitude: torch.Tensor | None,
+    tol: float,
+    info: torch.finfo,
+    whole: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each element's bound on its error, the scale it is measured against, and the largest scale: the tensor's
+    (`whole`) or each element's own."""
+    if whole:
+        scale = truth[compared].abs().max() if compared.any() else torch.zeros((), dtype=err.dtype, device=err.device)
+        allowance = own[compared].max() if compared.any() else scale
+        return tol * scale + EAGER_MULTIPLE * allowance + info.tiny, scale.clamp_min(info.tiny).expand_as(err), scale
+    per = truth.abs() if magnitude is None else magnitude.abs().to(err)
+    per = torch.where(per.isnan(), truth.abs(), per)  # a declared scale that is NaN there (a NaN term) says nothing
+    scale = per[compared].max() if compared.any() else torch.zeros((), dtype=err.dtype, device=err.device)
+    return tol * per + EAGER_MULTIPLE * own + info.tiny, per, scale
+
+
 def _judge(
     o: torch.Tensor,
     r: torch.Tensor,
@@ -222,16 +244,7 @@ def _judge(
     err = (o - truth).abs()
     own = (r - truth).abs()
     own = torch.where(eager_ok & compared, own, torch.zeros_like(own))  # eager's error, where eager has a value
-    if whole:
-        scale = truth[compared].abs().max() if compared.any() else torch.zeros((), dtype=o.dtype, device=o.device)
-        allowance = own[compared].max() if compared.any() else scale
-        bound = tol * scale + EAGER_MULTIPLE * allowance + info.tiny
-        per = scale.clamp_min(info.tiny).expand_as(err)
-    else:
-        per = truth.abs() if magnitude is None else magnitude.abs().to(err)
-        per = torch.where(per.isnan(), truth.abs(), per)  # a declared scale that is NaN there (a NaN term) says nothing
-        bound = tol * per + EAGER_MULTIPLE * own + info.tiny
-        scale = per[compared].max() if compared.any() else torch.zeros((), dtype=o.dtype, device=o.device)
+    bound, per, scale = _bounds(err, own, truth, compared, magnitude, tol, info, whole)
     found["wrong_values"] = compared & (err > bound)
     kept = err[compared]
     # The relative error the tolerance bounds: beyond eager's own (EAGER_MULTIPLE x) and the dtype's tiny, over the

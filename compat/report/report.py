@@ -655,33 +655,40 @@ def kernel_pages(doc: dict[str, Any], source: str) -> dict[str, str]:
                 f"- `{r.style}` on {r.device}: "
                 + (" ".join(f"**{g}**: {t}" for g, t in said) if said else "not run here.")
             )
-        out += ["", "## Notes", ""]
-        for key, n in docs.notes.items():
-            if key not in cited:
-                continue
-            blocks = [
-                (cells, note)
-                for cells, note in docs.note_blocks(key)
-                if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)
-            ]
-            out.append(f'<a id="note-{n}"></a>**[{n}]** {legend.note_head(blocks[0][0][0])}')
-            for cells, (*_, evidence) in blocks:
-                cells = [v for v in cells if split_cell_id(v.id, "a note").kernel == kernel]
-                out.append(
-                    f"  - cell{'s' if len(cells) > 1 else ''}: "
-                    + ", ".join(f"`{i}`" for i in dtypes_braced(v.id for v in cells))
-                )
-                out += [f"    - {what}: {_md(text)}" for what, text in evidence]
-                # each cell's falsifying example and its reproducer
-                if blocks[0][0][0].kind in ("wrong_some", "errors_some"):
-                    out += [
-                        f"    - `{v.id}`: "
-                        + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts if what != "on the model")
-                        for v in cells
-                    ]
-            out.append("")
+        out += ["", "## Notes", "", *_kernel_notes(docs, kernel, cited)]
         pages[f"{KERNEL_PAGES}/{kernel}.md"] = "\n".join(out).rstrip() + "\n"
     return pages
+
+
+def _kernel_notes(docs: Docs, kernel: str, cited: list) -> list[str]:
+    """The notes a kernel's page cites, each listing only that kernel's cells (a falsifying example and its
+    reproducer per cell where the fuzz tests found it wrong)."""
+    out: list[str] = []
+    for key, n in docs.notes.items():
+        if key not in cited:
+            continue
+        blocks = [
+            (cells, note)
+            for cells, note in docs.note_blocks(key)
+            if any(split_cell_id(v.id, "a note").kernel == kernel for v in cells)
+        ]
+        out.append(f'<a id="note-{n}"></a>**[{n}]** {legend.note_head(blocks[0][0][0])}')
+        for cells, (*_, evidence) in blocks:
+            cells = [v for v in cells if split_cell_id(v.id, "a note").kernel == kernel]
+            out.append(
+                f"  - cell{'s' if len(cells) > 1 else ''}: "
+                + ", ".join(f"`{i}`" for i in dtypes_braced(v.id for v in cells))
+            )
+            out += [f"    - {what}: {_md(text)}" for what, text in evidence]
+            # each cell's falsifying example and its reproducer
+            if blocks[0][0][0].kind in ("wrong_some", "errors_some"):
+                out += [
+                    f"    - `{v.id}`: "
+                    + "; ".join(f"{what}: {_md(text)}" for what, text in v.facts if what != "on the model")
+                    for v in cells
+                ]
+        out.append("")
+    return out
 
 
 # A repository's README holds its ops' summary between these lines (`python -m compat report --readme README.md`).

@@ -183,26 +183,7 @@ def markdown(
     )
     compared, unrun = coverage(old_doc, new_doc)
     head = [f"## Support matrix diff: {_compared(compared)}", ""]
-    if cross_host:
-        head += [
-            f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
-            f"host rather than the version: changes whose cause names the missing GPU or backend are listed "
-            f"apart, under host effects.",
-            "",
-        ]
-    triton = [d["environment"]["triton"] for d in (old_doc, new_doc)]
-    if triton[0] != triton[1]:
-        head += [
-            f"> **Another Triton:** {triton[0]} before, {triton[1]} after. A change may come from Triton as well as "
-            f"torch.",
-            "",
-        ]
-    if _flavour(old_doc) != _flavour(new_doc):
-        head += [
-            f"> **Another torch build:** `+{_flavour(old_doc) or 'none'}` before, `+{_flavour(new_doc) or 'none'}` "
-            f"after. A change may come from the build (which CUDA, or none) as well as the version.",
-            "",
-        ]
+    head += _caveats(old_doc, new_doc, cross_host)
     head += [
         f"- before: {_env(old_doc, old_name)}",
         f"- after: {_env(new_doc, new_name)}",
@@ -239,6 +220,32 @@ def markdown(
         _section(out, groups, "###", full_link, build)
     _latency_section(out, old_doc, new_doc)
     return "\n".join(out.lines).rstrip() + "\n", out.left_out
+
+
+def _caveats(old_doc: dict[str, Any], new_doc: dict[str, Any], cross_host: bool) -> list[str]:
+    """What else changed beside the torch version: the host, Triton, the torch build."""
+    head: list[str] = []
+    if cross_host:
+        head += [
+            f"> **Two hosts:** {host_of(old_doc)} before, {host_of(new_doc)} after. A change may come from the "
+            f"host rather than the version: changes whose cause names the missing GPU or backend are listed "
+            f"apart, under host effects.",
+            "",
+        ]
+    triton = [d["environment"]["triton"] for d in (old_doc, new_doc)]
+    if triton[0] != triton[1]:
+        head += [
+            f"> **Another Triton:** {triton[0]} before, {triton[1]} after. A change may come from Triton as well as "
+            f"torch.",
+            "",
+        ]
+    if _flavour(old_doc) != _flavour(new_doc):
+        head += [
+            f"> **Another torch build:** `+{_flavour(old_doc) or 'none'}` before, `+{_flavour(new_doc) or 'none'}` "
+            f"after. A change may come from the build (which CUDA, or none) as well as the version.",
+            "",
+        ]
+    return head
 
 
 def coverage(old_doc: dict[str, Any], new_doc: dict[str, Any]) -> tuple[dict[str, int], list[str]]:

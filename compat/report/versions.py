@@ -374,7 +374,6 @@ def _code(text: str) -> str:
 def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrades: dict[str, str] | None = None) -> str:
     table = collect(docs, expectations)
     esc = html.escape
-    letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
     out = [
         f"<!doctype html><meta charset=utf-8><title>Support across versions</title><style>{CSS}{legend.CSS}</style>",
         "<header><h1>Support across versions</h1><p class=meta>From the committed results: "
@@ -418,36 +417,7 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrade
             + "</tr></thead><tbody>"
         ]
         for key in keys:
-            cells: list[str] = []
-            before: str | None = None  # the version whose causes a cell names instead of repeating
-            kinds: dict[tuple[str, frozenset], int] = {}
-            for v in versions:
-                e = table[key].get(v)
-                if e is None:
-                    cells.append("<td></td>")
-                    continue
-                causes = (
-                    (
-                        f"; causes as on {before}"
-                        if before and table[key][before].causes == e.causes
-                        else "; " + "; ".join(sorted(e.causes))
-                    )
-                    if e.causes
-                    else ""
-                )
-                title = (
-                    f"{e.passed} of {e.ran} cells pass"
-                    + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "")
-                    + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "")
-                    + causes
-                )
-                before = v
-                same = kinds.setdefault((e.state, frozenset(e.causes)), len(kinds))  # what the comparison compares
-                tip = esc(title, quote=False).replace('"', "&quot;")  # the attribute's own quote, not every '
-                cells.append(
-                    f'<td class=m-{e.state}{f" data-k={same}" if same else ""} title="{tip}">'
-                    f"{legend.glyph(e.state)}<sub>{letter[e.how]}</sub></td>"
-                )  # sub: short, the page is near 500 KB
+            cells = _version_cells(table[key], versions)
             out.append(f"<tr><th>{esc(key[0])} · {esc(key[1])}</th>{''.join(cells)}</tr>")
         out += ["</tbody></table></div><ul>"]
         out += [
@@ -457,6 +427,44 @@ def html_page(docs: list[tuple[str, dict[str, Any]]], expectations=None, upgrade
         ]
         out += ["</ul>"]
     return "\n".join(out + [f"<script>{COMPARE}</script>"]) + "\n"
+
+
+def _version_cells(row: dict, versions: list[str]) -> list[str]:
+    """One style and stage's cells, a version each: its mark, how it was known (G, C, D) and, on hover, its counts
+    and causes (named once: a later version with the same causes says so)."""
+    esc = html.escape
+    letter = {GPU: "G", CPU: "C", DOCUMENTED: "D"}
+    cells: list[str] = []
+    before: str | None = None  # the version whose causes a cell names instead of repeating
+    kinds: dict[tuple[str, frozenset], int] = {}
+    for v in versions:
+        e = row.get(v)
+        if e is None:
+            cells.append("<td></td>")
+            continue
+        causes = (
+            (
+                f"; causes as on {before}"
+                if before and row[before].causes == e.causes
+                else "; " + "; ".join(sorted(e.causes))
+            )
+            if e.causes
+            else ""
+        )
+        title = (
+            f"{e.passed} of {e.ran} cells pass"
+            + (f"; {e.wrong} fail on some generated inputs (fuzz)" if e.wrong else "")
+            + (f"; {e.mismatched} give wrong values with no error" if e.mismatched else "")
+            + causes
+        )
+        before = v
+        same = kinds.setdefault((e.state, frozenset(e.causes)), len(kinds))  # what the comparison compares
+        tip = esc(title, quote=False).replace('"', "&quot;")  # the attribute's own quote, not every '
+        cells.append(
+            f'<td class=m-{e.state}{f" data-k={same}" if same else ""} title="{tip}">'
+            f"{legend.glyph(e.state)}<sub>{letter[e.how]}</sub></td>"
+        )  # sub: short, the page is near 500 KB
+    return cells
 
 
 def _label(doc: dict[str, Any]) -> str:
