@@ -177,7 +177,7 @@ def render_docs(results_path: str, out_dir: Path | None = None) -> dict[str, str
         DOCS["html"]: page.html_page(doc, results_path),
         **page.kernel_html_pages(doc, results_path),
     }
-    latency_html = page.latency_page(doc, results_path)
+    latency_html = page.latency_page(doc, results_path) if latency else None  # its own pass over every cell
     if latency and latency_html:  # both, or neither: where a cell was timed
         pages |= {report.LATENCY_PAGE: latency, page.LATENCY_HTML: latency_html}
     pages = {name: index.launches_in_code(t) if name.endswith(".md") else t for name, t in pages.items()}
