@@ -284,3 +284,37 @@ def test_an_op_with_a_compile_bound_meets_each_boundary_size_first_with_ordinary
     boundary = {e.shape for e in boundary_examples(KERNEL, "float32", exported=False)}
     assert boundary <= first.keys()
     assert all(first[shape] is (bound is None) for shape in boundary)
+
+
+class LosesTheContext:
+    """A stand-in for a sticky CUDA error (`warmup_launch`'s misaligned address on a sliced input, on the H200): the
+    first view's call fails and leaves the GPU's context unusable, so that every later call fails too, on any input."""
+
+    def __init__(self):
+        self.lost = False
+
+    def __call__(self, x):
+        if self.lost or not x.is_contiguous():
+            self.lost = True
+            raise torch.AcceleratorError("CUDA error: misaligned address")  # "align": no refusal for all that
+        return reference(x)
+
+
+def test_an_error_that_loses_the_gpus_context_is_the_finding_and_nothing_after_it_is_judged(monkeypatch):
+    """Hypothesis shrank such a finding onto a contiguous input that fails only in the lost context (and shows nothing
+    in a fresh process): the finding is the example that lost it, and the examples after it are counted, not judged;
+    pinned, it is explained and the search ends there."""
+    import compat.child.fuzz as fuzz_module
+
+    artifact = LosesTheContext()
+    monkeypatch.setattr(fuzz_module, "_context_lost", lambda cell: artifact.lost)
+    found = run(artifact)
+    assert found.kind == "failed" and found.error_type == "torch.AcceleratorError", found.summary()
+    (finding,) = found.detail["findings"]
+    assert finding["layout"] != "contiguous", finding
+    assert found.detail["tally"]["after_context_lost"] > 0
+    pin = {k: v for k, v in finding.items() if k not in ("pinned", "seen")}
+    artifact = LosesTheContext()
+    again = fuzz(CELL, [("artifact", artifact)], reference, exported=False, profile="ci", known={"pins": [pin]})
+    assert not again.detail["new"] and again.detail["tally"]["explained"] == 1, again.summary()
+    assert again.detail["tally"]["after_context_lost"] > 0

@@ -73,6 +73,16 @@ def test_a_pass_whose_fuzz_test_left_examples_past_its_compile_bound_is_told_apa
     assert "✅ᵇ [1](#note-1)" in md
 
 
+def test_examples_a_lost_gpu_context_left_unchecked_are_counted_in_the_fuzz_facts():
+    failing = cell("eager", "passed", style="warmup_launch")
+    record = fuzz(failing, "failed")
+    record["outcome"]["detail"]["tally"]["after_context_lost"] = 188
+    facts = dict(verdicts.of_cell(failing, record).facts)
+    assert (
+        facts["not checked"] == "188 more not checked, after an earlier example's error left the GPU's context unusable"
+    )
+
+
 def test_a_clear_refusal_of_some_layouts_stays_a_pass_with_the_refusal_noted():
     passing = cell("compile_inductor", "passed", style="custom_op")
     v = verdicts.of_cell(passing, fuzz(passing, "passed", refused=["strided", "transposed"]))

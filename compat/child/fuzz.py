@@ -149,11 +149,13 @@ class Tally:
     refusals: dict[str, str] = field(default_factory=dict)  # per layout: the first refusal's first line
     explained: int = 0  # examples whose every difference a pinned finding explains
     past_compile_bound: int = 0  # examples not checked: they would compile the op past its fuzz_compiles
+    after_context_lost: int = 0  # examples not checked: an earlier one's error left the GPU's context unusable
     last: Any = None  # the example being checked: after a failure, the one Hypothesis shrank to
 
     def refuse(self, name: str, example, exc: Exception) -> None:
-        """A view refused with an error that says why is counted; anything else is raised again (it falsifies)."""
-        if example.layout == "contiguous" or not REFUSAL.search(str(exc)):
+        """A view refused with an error that says why is counted; anything else is raised again (it falsifies). The
+        device's own error is never the op's refusal: CUDA's "misaligned address" says "align" too."""
+        if example.layout == "contiguous" or not REFUSAL.search(str(exc)) or isinstance(exc, torch.AcceleratorError):
             raise exc
         self.refused[example.layout] = self.refused.get(example.layout, 0) + 1
         self.refusals.setdefault(
@@ -170,8 +172,9 @@ class Tally:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d.pop("last")
-        if not d["past_compile_bound"]:  # an op without a bound: its records as they always were
-            d.pop("past_compile_bound")
+        for unchecked in ("past_compile_bound", "after_context_lost"):  # none: the records as they always were
+            if not d[unchecked]:
+                d.pop(unchecked)
         return d
 
 
@@ -337,6 +340,7 @@ class Search:
         self.calls: list[Example] = []
         self.raised_after: dict[Example, int] = {}  # an example that raised: the index of its first such call
         self.overflows: dict[tuple, Finding] = {}  # overflows where eager overflows too: no failure, noted
+        self.lost: tuple[Example, Exception] | None = None  # the example whose error lost the GPU's context, and it
 
     def _run(self, example: Example, tally: Tally) -> None:
         if len(self.calls) < MAX_CALLS:
@@ -363,7 +367,10 @@ class Search:
         the example without its special values. A difference on an example where eager overflowed too (NaN or inf
         where float64 is finite) that goes away at ordinary magnitudes (scale 1, without the dtype's largest values)
         is overflow only, as bad as eager's and no worse."""
-        plain = not example.specials or not self.passes(dataclasses.replace(example, specials=()))
+        # Where the context is lost nothing runs again: the finding is not put down to the special values.
+        plain = (
+            self.lost is not None or not example.specials or not self.passes(dataclasses.replace(example, specials=()))
+        )
         cause = CAUSES[1] if plain else CAUSES[0]
         if not isinstance(exc, Falsified):
             output, error = getattr(exc, OUTPUT_TAG, "the artifact"), outcomes.exception_type_name(exc)
@@ -372,6 +379,7 @@ class Search:
         overflow = (  # eager overflows here too, and the example at ordinary magnitudes passes
             large
             and exc.eager_overflowed
+            and self.lost is None
             and self.passes(
                 dataclasses.replace(
                     example,
@@ -392,6 +400,13 @@ class Search:
         return [f for f in found if f.family != "overflow" and not any(p.explains(f) for p in self.pins)]
 
     def __call__(self, example: Example) -> None:
+        if self.lost is not None:  # nothing after it can be checked in this process: counted, not judged
+            lost_at, error = self.lost
+            if example != lost_at:
+                self.tally.after_context_lost += 1
+            elif self.unexplained(self.observed(error, example)):
+                raise error  # Hypothesis's replay of its falsifying example: the error that example raised
+            return
         try:
             self._run(example, self.tally)
         except HarnessError:
@@ -402,6 +417,8 @@ class Search:
             self.tally.past_compile_bound += 1  # past the op's own bound: not checked, and said so
         except Exception as exc:  # noqa: BLE001 - a difference: counted where pins explain it all, else raised
             made = len(self.calls) - 1  # before `observed` checks the example again
+            if _context_lost(self.cell):
+                self.lost = (example, exc)
             seen = self.observed(exc, example)
             for pin in self.pins:  # a row recorded before findings were pinned: its example's replay pins it
                 if pin.replayed and not pin.findings and example == pin.example:
@@ -419,6 +436,21 @@ class Search:
             for pin in self.pins:  # its own example shows what it pins, whichever pin counted it
                 pin.reproduced |= example == pin.example and any(pin.explains(f) for f in seen)
             self.tally.explained += 1
+
+
+def _context_lost(cell: "Cell") -> bool:
+    """Whether an error left the GPU's context unusable (a sticky CUDA error: misaligned address, illegal memory
+    access), so that every later call in this process raises too, on any input. Measured on the H200: after
+    `warmup_launch`'s misaligned address on a sliced input, the next example failed where its input was made, and
+    Hypothesis shrank the finding onto a contiguous input that shows nothing in a fresh process."""
+    if cell.device != "cuda":
+        return False
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device="cuda").add_(1).item()
+    except Exception:  # noqa: BLE001 - whatever the runtime raises now: the context is gone
+        return True
+    return False
 
 
 OVERFLOW_ONLY = (

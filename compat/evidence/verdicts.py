@@ -102,21 +102,24 @@ def _worst_rel(outcome: Outcome) -> float | None:
     return max(errs) if errs else None
 
 
+NOT_CHECKED = {  # a fuzz tally's count of examples it could not check: why
+    "past_compile_bound": "past the op's compile bound (fuzz_compiles)",
+    "after_context_lost": "after an earlier example's error left the GPU's context unusable",
+}
+
+
 def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """What a fuzz test says: (evidence cells may share, this cell's own facts)."""
     outcome = Outcome.from_dict(record["outcome"])
     tally = outcome.detail.get("tally") or {}
     shared: list[tuple[str, str]] = []
+    unchecked = [f"{tally[key]} more not checked, {why}" for key, why in NOT_CHECKED.items() if tally.get(key)]
     facts = [
         (
             "fuzz",
             f"{tally.get('examples', 0)} generated examples ({tally.get('informative', 0)} informative); max abs err "
             f"{tally.get('max_abs_err', 0):.3g}, max rel err {tally.get('max_rel_err', 0):.3g}"
-            + (
-                f"; {tally['past_compile_bound']} more not checked, past the op's compile bound (fuzz_compiles)"
-                if tally.get("past_compile_bound")
-                else ""
-            ),
+            + "".join(f"; {u}" for u in unchecked),
         )
     ]
     if tally.get("refused"):
@@ -138,6 +141,7 @@ def _fuzz_evidence(record: dict[str, Any]) -> tuple[list[tuple[str, str]], list[
             facts.append(("falsifying example", _json(example)))
         if reproducer:
             facts.append(("reproducer", reproducer))
+        facts += [("not checked", u) for u in unchecked]
     return shared, facts
 
 
