@@ -1,13 +1,16 @@
-"""How many graphs a probe stage's fuzz test compiles, in this process, cell by cell:
+"""How many graphs a probe stage's fuzz test compiles, and what they cost, in this process, cell by cell:
 
     TRITON_INTERPRET=1 python scripts/fuzz_graphs.py CELL_ID...   # on a CPU; on a GPU without TRITON_INTERPRET
+    python scripts/fuzz_graphs.py --cases liger_cases CELL_ID...  # a repository's own ops (its cases module)
 
 Each cell's fuzz test runs as its child runs it (compat.child.fuzz, the ci profile, no pins) after a reset of Dynamo;
-then one line: its outcome, seconds, examples, and the graphs Dynamo compiled (`unique_graphs`: the first compile and
-each recompile, whatever its guard). A fuzz test's cost is its graphs times a graph's compile, so this says what a
-bound on its recompiles (issue 54) would save. `TORCH_LOGS=recompiles` names each recompile's guard.
+then one line: its outcome, seconds, examples, the graphs Dynamo compiled (`unique_graphs`: the first compile and
+each recompile, whatever its guard) and the seconds spent compiling them (Dynamo's `_compile.compile_inner`, the
+backend's compile included). A fuzz test's cost is its graphs times a graph's compile, so this says what a bound on
+its recompiles (issue 54) would save. `TORCH_LOGS=recompiles` names each recompile's guard.
 """
 
+import argparse
 import sys
 import time
 
@@ -16,20 +19,35 @@ import torch._dynamo.utils
 
 from compat.child import fuzz
 from compat.child.checks import before_stage
+from compat.matrix.cases import import_cases
 from compat.matrix.cells import parse_cell_id
 
+COMPILE = "_compile.compile_inner"
 
-def main(cell_ids: list[str]) -> int:
-    for cell_id in cell_ids:
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", action="append", default=[], help="a module that declares ops (repeatable)")
+    parser.add_argument("cells", nargs="+")
+    args = parser.parse_args(argv)
+    import_cases(args.cases, "scripts/fuzz_graphs.py", forks=False)
+    for cell_id in args.cells:
         cell = parse_cell_id(cell_id, "scripts/fuzz_graphs.py")
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
+        torch._dynamo.utils.compilation_time_metrics.clear()
         before_stage(cell)
         start = time.monotonic()
         outcome = fuzz._fuzz_probe_stage(cell, "ci", None, {"pins": []})
+        took = time.monotonic() - start
         graphs = torch._dynamo.utils.counters["stats"].get("unique_graphs", 0)
+        compiling = sum(torch._dynamo.utils.compilation_time_metrics.get(COMPILE, []))
         examples = outcome.detail.get("tally", {}).get("examples")
-        print(f"{cell_id}: {outcome.kind} in {time.monotonic() - start:.1f} s, {examples} examples, {graphs} graphs")
+        print(
+            f"{cell_id}: {outcome.kind} in {took:.1f} s, {examples} examples, {graphs} graphs "
+            f"compiled in {compiling:.1f} s",
+            flush=True,
+        )
     return 0
 
 
