@@ -2,20 +2,27 @@
 
     TRITON_INTERPRET=1 python scripts/fuzz_graphs.py CELL_ID...   # on a CPU; on a GPU without TRITON_INTERPRET
     python scripts/fuzz_graphs.py --cases liger_cases CELL_ID...  # a repository's own ops (its cases module)
+    TORCHINDUCTOR_COMPILE_THREADS=1 python scripts/fuzz_graphs.py --precompile-threads 8 CELL_ID...
 
 Each cell's fuzz test runs as its child runs it (compat.child.fuzz, the ci profile, no pins) after a reset of Dynamo;
 then one line: its outcome, seconds, examples, the graphs Dynamo compiled (`unique_graphs`: the first compile and
 each recompile, whatever its guard) and the seconds spent compiling them (Dynamo's `_compile.compile_inner`, the
 backend's compile included). A fuzz test's cost is its graphs times a graph's compile, so this says what a bound on
 its recompiles (issue 54) would save. `TORCH_LOGS=recompiles` names each recompile's guard.
+
+`--precompile-threads N`: the threads max-autotune compiles its template choices with (Inductor reads
+TORCHINDUCTOR_COMPILE_THREADS at each precompile, `select_algorithm.get_num_workers`), set after Inductor has sized
+its compile pool from the environment (1: no pool of subprocesses), as a child would set it for one stage.
 """
 
 import argparse
+import os
 import sys
 import time
 
 import torch._dynamo
 import torch._dynamo.utils
+import torch._inductor.config  # noqa: F401 - sizes its compile pool from the environment as it is imported
 
 from compat.child import fuzz
 from compat.child.checks import before_stage
@@ -28,8 +35,11 @@ COMPILE = "_compile.compile_inner"
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", action="append", default=[], help="a module that declares ops (repeatable)")
+    parser.add_argument("--precompile-threads", type=int, help="max-autotune's precompile threads")
     parser.add_argument("cells", nargs="+")
     args = parser.parse_args(argv)
+    if args.precompile_threads:
+        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(args.precompile_threads)
     import_cases(args.cases, "scripts/fuzz_graphs.py", forks=False)
     for cell_id in args.cells:
         cell = parse_cell_id(cell_id, "scripts/fuzz_graphs.py")
@@ -45,7 +55,7 @@ def main(argv: list[str]) -> int:
         examples = outcome.detail.get("tally", {}).get("examples")
         print(
             f"{cell_id}: {outcome.kind} in {took:.1f} s, {examples} examples, {graphs} graphs "
-            f"compiled in {compiling:.1f} s",
+            f"compiled in {compiling:.1f} s (precompile threads {os.environ.get('TORCHINDUCTOR_COMPILE_THREADS')})",
             flush=True,
         )
     return 0
