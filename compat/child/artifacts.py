@@ -18,7 +18,7 @@ import torch
 
 from ..errors import RegistryError
 from ..matrix.stages import BUILD_PHASES, PACKAGED, RUNS_LIBRARY_OF
-from . import packages, toolchain
+from . import compile_threads, packages, toolchain
 from .protocol import LIBRARY_FILES, PROGRAM
 
 Artifacts = list[tuple[str, Callable]]
@@ -122,12 +122,17 @@ def deprecations():
     ]
 
 
+def _autotuned(ep, path: str) -> dict[str, Any]:
+    with compile_threads.autotuning():
+        return compile_package(ep, path, {"max_autotune": True})
+
+
 # The AOTI families' libraries: (file name in the build's work directory, how it is compiled, how it is loaded).
 LIBRARIES: dict[str, tuple[str, Callable, Callable]] = {
     "aoti": (LIBRARY_FILES["aoti"], compile_package, lambda path, device: (load_package(path), [])),
     "aoti_max_autotune": (
         LIBRARY_FILES["aoti_max_autotune"],
-        lambda ep, path: compile_package(ep, path, {"max_autotune": True}),
+        lambda ep, path: _autotuned(ep, path),
         lambda path, device: (load_package(path), []),
     ),
     "aoti_legacy": (LIBRARY_FILES["aoti_legacy"], compile_legacy, load_legacy),

@@ -61,7 +61,7 @@ from ..matrix.strategies import (
     profile_settings,
 )
 from ..matrix.styles import build_op
-from . import artifacts
+from . import artifacts, compile_threads
 from .checks import (
     backward_through,
     before_stage,
@@ -736,12 +736,13 @@ def probe_stages(
 ) -> None:
     for stage in stages:
         before_stage(dataclasses.replace(cell, stage=stage))
-        journal.run(
-            stage,
-            functools.partial(
-                _fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile, example, known.get(stage)
-            ),
-        )
+        with compile_threads.of_stage(stage):
+            journal.run(
+                stage,
+                functools.partial(
+                    _fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile, example, known.get(stage)
+                ),
+            )
 
 
 def export_stages(

@@ -31,6 +31,9 @@ USER_NVML_CHECK = "COMPAT_USER_NVML_CHECK"  # the user's own value of NVML_CHECK
 ISA_FILE_ENV = "COMPAT_ISA_FILE"  # where the run's one detection of the CPU ISAs writes (compat.child.toolchain)
 LOCK_DIR_ENV = "COMPAT_TIMING_LOCK_DIR"  # where the run's timing locks are (compat.child.latency)
 TIMED_ENV = "COMPAT_TIMED_STAGES"  # comma-separated stages whose latency is measured
+# The threads max-autotune compiles its template choices on, in a child that compiles on one thread otherwise
+# (compat.child.compile_threads).
+AUTOTUNE_THREADS_ENV = "COMPAT_AUTOTUNE_THREADS"
 PACKAGE_STORE_ENV = "COMPAT_PACKAGE_STORE"  # the run's store of AOTI libraries, by content (compat.child.packages)
 
 # Timeouts of the C++ runner's build and of one run of a package from C++, in seconds.

@@ -44,17 +44,19 @@ def _cell(cell_id: str):
 def probe(journal: Journal, cell: str, stages: list[str]) -> None:
     """The probe stages of one (kernel, style, dtype, device), one phase each, in one process."""
     from ..matrix.stages import STAGES
+    from . import compile_threads
     from .checks import CHECKS, before_stage, on_every_config
 
     c = _cell(cell)
     for stage in stages:
         before_stage(dataclasses.replace(c, stage=stage))
-        journal.run(
-            stage,
-            functools.partial(
-                on_every_config, CHECKS[cast(str, STAGES[stage].check)], dataclasses.replace(c, stage=stage)
-            ),
-        )
+        with compile_threads.of_stage(stage):
+            journal.run(
+                stage,
+                functools.partial(
+                    on_every_config, CHECKS[cast(str, STAGES[stage].check)], dataclasses.replace(c, stage=stage)
+                ),
+            )
 
 
 @task("build")

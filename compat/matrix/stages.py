@@ -112,6 +112,11 @@ class Stage:
         """Needs an AOTI library of its exported program (the build compiles one only when such a cell asks)."""
         return self.family in PACKAGED or self.family in RUNS_LIBRARY_OF
 
+    @property
+    def autotunes(self) -> bool:
+        """Inductor's max-autotune benchmarks its own kernel choices here (compat.child.compile_threads)."""
+        return (self.compiler or {}).get("mode") == "max-autotune" or self.family == "aoti_max_autotune"
+
     def compiles_cpp(self, device: str) -> bool:
         return self.packaged or device in self.cpp_on
 

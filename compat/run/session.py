@@ -25,6 +25,7 @@ from filelock import FileLock
 
 from ..atomic import write_atomic
 from ..child.protocol import (
+    AUTOTUNE_THREADS_ENV,
     CPP_RUN_TIMEOUT_S,
     LIBRARY_FILES,
     LOCK_DIR_ENV,
@@ -62,11 +63,17 @@ FRESH_TASKS: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 assert set(FRESH_TASKS) == set(FRESH_PHASES), "every family with fresh phases has the task that runs them"
 
 
+AUTOTUNE_THREADS = 4  # max-autotune's precompile threads: 4 compiled as fast as 8 on the H200 (compile_threads)
+
+
 def base_env() -> dict[str, str]:
     # One compile thread and one CPU op thread per child unless the user says otherwise: each xdist worker runs its
     # own children, and an Inductor worker pool or an OpenMP pool per child would oversubscribe the cores many times
-    # over (measured: 16 fuzz children on 16 cores ran several times slower).
-    return {var: os.environ.get(var, "1") for var in ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")}
+    # over (measured: 16 fuzz children on 16 cores ran several times slower). Max-autotune's few stages compile their
+    # template choices on AUTOTUNE_THREADS threads, or the user's number (compat.child.compile_threads).
+    own = {var: os.environ.get(var, "1") for var in ("TORCHINDUCTOR_COMPILE_THREADS", "OMP_NUM_THREADS")}
+    threads = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", str(AUTOTUNE_THREADS))
+    return own | {AUTOTUNE_THREADS_ENV: threads}
 
 
 def child_env(cell: Cell, run_dir: Path | None = None) -> dict[str, str]:
