@@ -10,9 +10,9 @@ each recompile, whatever its guard) and the seconds spent compiling them (Dynamo
 backend's compile included). A fuzz test's cost is its graphs times a graph's compile, so this says what a bound on
 its recompiles (issue 54) would save. `TORCH_LOGS=recompiles` names each recompile's guard.
 
-`--precompile-threads N`: the threads max-autotune compiles its template choices with (Inductor reads
-TORCHINDUCTOR_COMPILE_THREADS at each precompile, `select_algorithm.get_num_workers`), set after Inductor has sized
-its compile pool from the environment (1: no pool of subprocesses), as a child would set it for one stage.
+`--precompile-threads N`: the threads max-autotune compiles its template choices with, set for an autotuning stage
+as a run's child sets it (compat.child.compile_threads), after Inductor has sized its compile pool from the
+environment (TORCHINDUCTOR_COMPILE_THREADS=1: no pool of subprocesses).
 """
 
 import argparse
@@ -24,8 +24,9 @@ import torch._dynamo
 import torch._dynamo.utils
 import torch._inductor.config  # noqa: F401 - sizes its compile pool from the environment as it is imported
 
-from compat.child import fuzz
+from compat.child import compile_threads, fuzz
 from compat.child.checks import before_stage
+from compat.child.protocol import AUTOTUNE_THREADS_ENV
 from compat.matrix.cases import import_cases
 from compat.matrix.cells import parse_cell_id
 
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("cells", nargs="+")
     args = parser.parse_args(argv)
     if args.precompile_threads:
-        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(args.precompile_threads)
+        os.environ[AUTOTUNE_THREADS_ENV] = str(args.precompile_threads)
     import_cases(args.cases, "scripts/fuzz_graphs.py", forks=False)
     for cell_id in args.cells:
         cell = parse_cell_id(cell_id, "scripts/fuzz_graphs.py")
@@ -48,14 +49,16 @@ def main(argv: list[str]) -> int:
         torch._dynamo.utils.compilation_time_metrics.clear()
         before_stage(cell)
         start = time.monotonic()
-        outcome = fuzz._fuzz_probe_stage(cell, "ci", None, {"pins": []})
+        with compile_threads.of_stage(cell.stage):
+            outcome = fuzz._fuzz_probe_stage(cell, "ci", None, {"pins": []})
+            threads = os.environ.get(compile_threads.VARIABLE)
         took = time.monotonic() - start
         graphs = torch._dynamo.utils.counters["stats"].get("unique_graphs", 0)
         compiling = sum(torch._dynamo.utils.compilation_time_metrics.get(COMPILE, []))
         examples = outcome.detail.get("tally", {}).get("examples")
         print(
             f"{cell_id}: {outcome.kind} in {took:.1f} s, {examples} examples, {graphs} graphs "
-            f"compiled in {compiling:.1f} s (precompile threads {os.environ.get('TORCHINDUCTOR_COMPILE_THREADS')})",
+            f"compiled in {compiling:.1f} s (compile threads {threads})",
             flush=True,
         )
     return 0

@@ -132,7 +132,7 @@ LIBRARIES: dict[str, tuple[str, Callable, Callable]] = {
     "aoti": (LIBRARY_FILES["aoti"], compile_package, lambda path, device: (load_package(path), [])),
     "aoti_max_autotune": (
         LIBRARY_FILES["aoti_max_autotune"],
-        lambda ep, path: _autotuned(ep, path),
+        _autotuned,
         lambda path, device: (load_package(path), []),
     ),
     "aoti_legacy": (LIBRARY_FILES["aoti_legacy"], compile_legacy, load_legacy),
