@@ -39,9 +39,10 @@ def pytest_addoption(parser):
     )
     parser.addini(
         "compat_durations",
-        default=None,
-        help="a results file, relative to the ini file, whose recorded seconds order the run longest shared "
-        "child first (--compat-durations overrides it)",
+        type="paths",
+        default=[],
+        help="results files, relative to the ini file, whose recorded seconds order the run longest shared child "
+        "first, one a device (--compat-durations overrides them)",
     )
     for axis in AXES:
         parser.addini(f"compat_{axis}s", default=None, help=f"the {axis} names to run unless --compat-{axis}s says")

@@ -36,7 +36,13 @@ for lane in "$@"; do
     i=$(( i + 1 ))
 done
 # At the deadline: SIGINT to each run (it writes its results), then nothing of the harness is left running.
-( sleep "$deadline"; pkill -INT -f -- "-m compat run"; sleep 20; pkill -KILL -f -- "-m compat" ) &
+# Its sleep ends with it: one left behind held the call open until the deadline after every lane had finished.
+(
+    trap 'kill "$nap" 2>/dev/null; exit' TERM
+    sleep "$deadline" & nap=$!
+    wait "$nap"
+    pkill -INT -f -- "-m compat run"; sleep 20; pkill -KILL -f -- "-m compat"
+) >/dev/null 2>&1 &
 watchdog=$!
 wait "${pids[@]}"
 kill "$watchdog" 2>/dev/null

@@ -313,7 +313,11 @@ def test_triton_kernels_are_shared_by_the_run_and_inductor_caches_are_each_child
 def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     expect(project, {})
     cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op", "custom_op")]
-    write_results(project.path / "durations.json", {c: s for c, s in zip(cells, (1.0, 30.0, 5.0), strict=True)})
+    # Two files, as the ini names one a device: the run reads both; a lane both hold weighs the longer.
+    write_results(project.path / "durations.json", {cells[1]: 30.0})
+    write_results(project.path / "more.json", {c: s for c, s in zip(cells, (1.0, 2.0, 5.0), strict=True)})
+    (project.path / "sub").mkdir()  # the ini's paths are relative to the ini file, wherever pytest starts
+    project.makeini("[pytest]\ncompat_durations = durations.json\n    sub/../more.json\n")
     wide = [
         "--compat-kernels=silu",
         "--compat-dtypes=float32",
@@ -321,9 +325,7 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
         "--compat-styles=raw_jit,triton_op,custom_op,wrap_triton",
         "--compat-stages=eager",
     ]
-    result = project.runpytest_subprocess(
-        "-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q", "--compat-durations=durations.json"
-    )
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q")
     order = [line.split("[")[1].rstrip("]") for line in result.outlines if "test_cell[" in line]
     # wrap_triton's group is not recorded: it weighs the median of the recorded probes (5 s), after the 30 s one.
     assert (

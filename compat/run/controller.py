@@ -67,7 +67,7 @@ class Controller(MatrixRun):
             except OSError as exc:
                 fix = " (--compat-overwrite-read-only replaces it)" if isinstance(exc, PermissionError) else ""
                 raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}){fix}; no cell was run") from None
-        if self.durations_path:
+        if self.durations_paths:
             _ = self.recorded_seconds  # bad input stops the run before any cell
         if self.baseline_path:
             try:
@@ -137,7 +137,7 @@ class Controller(MatrixRun):
         scatter a group."""
         if config.getvalue("dist") != "loadgroup":
             return None
-        if self.durations_path:  # the collection is already longest first: xdist's reorder by test count would undo it
+        if self.durations_paths:  # the collection is already longest first: xdist's reorder by test count would undo it
             config.option.loadscopereorder = False
         return SharedChildScheduling(config, log, split=self.split_lanes)
 
@@ -207,7 +207,7 @@ class Controller(MatrixRun):
             "workers": self.config.getoption("numprocesses", None),
             "fuzz_profile": self.profile,
             "compile_cache": self.compile_cache,
-            "durations": self.durations_path,
+            "durations": self.durations_paths,
             "tier": self.config.getoption("compat_tier"),
             "interrupted": self.interrupted,
             "baseline": self.baseline.name if self.baseline else None,

@@ -52,10 +52,9 @@ class MatrixRun:
             else Path(config.rootpath) / (ini or "expectations.yaml")
         )
         self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
-        ini_durations = config.getini("compat_durations")
-        self.durations_path = config.getoption("compat_durations") or (
-            str(Path(config.inipath).parent / ini_durations) if ini_durations and config.inipath else ini_durations
-        )
+        self.durations_paths: list[str] = config.getoption("compat_durations") or [
+            str(path) for path in config.getini("compat_durations")
+        ]
         self.baseline_path = config.getoption("compat_baseline")
         self.selection = selection(config, cases)
         self.profile = config.getoption("compat_fuzz_profile") or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
@@ -85,7 +84,7 @@ class MatrixRun:
     @functools.cached_property
     def recorded_seconds(self) -> dict[str, float]:
         try:
-            return schedule.recorded_seconds(results.load(self.durations_path))
+            return schedule.recorded_seconds(*map(results.load, self.durations_paths))
         except ResultsError as exc:
             raise pytest.UsageError(f"--compat-durations: {exc}; no cell was run") from None
 
@@ -93,7 +92,7 @@ class MatrixRun:
     def split_lanes(self) -> frozenset[str]:
         """The lanes that took too long alone in the recorded run, split into a lane per stage (every process of
         the run computes the same)."""
-        if not self.durations_path:
+        if not self.durations_paths:
             return frozenset()
         return schedule.split_lanes(self.recorded_seconds, self.selection.cells, self.worker_count)
 
@@ -233,7 +232,7 @@ class MatrixRun:
             )
 
     def pytest_collection_modifyitems(self, session, config, items):
-        if self.durations_path:  # the longest shared child first (compat.run.schedule); every worker sorts alike
+        if self.durations_paths:  # the longest shared child first (compat.run.schedule); every worker sorts alike
             groups = {item.nodeid: shared_child_group(item.nodeid, self.split_lanes) for item in items}
             weight = schedule.weights(set(groups.values()) - {None}, self.recorded_seconds)
             items.sort(key=lambda item: -weight.get(groups[item.nodeid], float("inf")))

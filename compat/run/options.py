@@ -131,10 +131,11 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (
         ("--compat-durations",),
         dict(
+            action="append",
             default=None,
             metavar="RESULTS.json",
-            help="a results file whose recorded durations order the run, longest shared "
-            "child first (default: ini compat_durations, else the collection's order)",
+            help="a results file whose recorded durations order the run, longest shared child first; again for "
+            "another device's (default: ini compat_durations, else the collection's order)",
         ),
     ),
     *(

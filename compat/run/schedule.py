@@ -28,13 +28,22 @@ CRITICAL_SHARE = 0.25
 MIN_SPLIT_SECONDS = 10.0
 
 
-def recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
-    """Seconds per lane in a results document, and per stage of each lane (the lanes it would split into); cells no
-    longer in the matrix left out.
+def recorded_seconds(*docs: dict[str, Any]) -> dict[str, float]:
+    """Seconds per lane in results documents, and per stage of each lane (the lanes it would split into); cells no
+    longer in the matrix left out. Each document a device's (a cell id names its device): where two hold the same
+    lane, the longer.
 
     A passing cell of a fuzzed stage whose fuzz test the run did not finish (cut at its deadline, as Liger's fused
     linear cross entropy's were: they recompile at most token counts) lends its fuzz test its own seconds: that test
     compiles the stage again, so it weighs like its cell, not like the median fuzz lane, and starts early."""
+    longest: dict[str, float] = {}
+    for doc in docs:
+        for name, took in _recorded_seconds(doc).items():
+            longest[name] = max(took, longest.get(name, 0.0))
+    return longest
+
+
+def _recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
     seconds: dict[str, float] = defaultdict(float)
     fuzzed = {record["id"] for record in doc.get("fuzz") or []}
 
