@@ -116,8 +116,10 @@ def test_the_examples_ops_as_shipped_on_the_gpu_pass_where_traced_and_are_never_
 @pytest.mark.slow
 def test_the_liger_repository_gates_liger_kernel_as_its_users_call_it_on_the_cpu(tmp_path):
     pytest.importorskip("liger_kernel", reason="liger-kernel is not installed (.ci/run installs its pin, 0.8.5)")
-    repo = tmp_path / "liger_kernel"
+    repo = tmp_path / "examples" / "liger_kernel"
     shutil.copytree(ROOT / "examples" / "liger_kernel", repo)
+    # Where its ini finds its committed runs' seconds (compat_durations): beside it, as in this repository.
+    shutil.copytree(ROOT / "results" / "examples" / "liger_kernel", tmp_path / "results" / "examples" / "liger_kernel")
     out = subprocess.run(
         [sys.executable, "-m", "compat", "run", "-n", "2", "--results", "r.json", "--compat-devices=cpu_interpret"],
         cwd=repo,
