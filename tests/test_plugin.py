@@ -316,7 +316,7 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     # Two files, as the ini names one a device: the run reads both; a lane both hold weighs the longer.
     write_results(project.path / "durations.json", {cells[1]: 30.0})
     write_results(project.path / "more.json", {c: s for c, s in zip(cells, (1.0, 2.0, 5.0), strict=True)})
-    (project.path / "sub").mkdir()  # the ini's paths are relative to the ini file, wherever pytest starts
+    (project.path / "sub").mkdir()  # the ini's paths resolve against the ini file's folder (pytest's `paths` type)
     project.makeini("[pytest]\ncompat_durations = durations.json\n    sub/../more.json\n")
     wide = [
         "--compat-kernels=silu",
