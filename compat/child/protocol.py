@@ -11,7 +11,6 @@ TASKS = (
     "run_library",
     "run_cpp",
     "cpp_runner_build",
-    "fuzz_probe",
     "fuzz_export",
     "canary_build",
     "canary_run",
