@@ -250,7 +250,9 @@ def _traced_copy(tuner, tuners: list) -> bool:
     )
 
 
-def on_every_config(check, c: "Cell", jit=None, then: Callable[[Outcome], None] | None = None) -> Outcome:
+def on_every_config(
+    check, c: "Cell", jit=None, then: Callable[[Outcome], None] | None = None, pinned_too: bool = True
+) -> Outcome:
     """An autotuned op's outcome must not depend on which config wins the benchmark, a timing race whose winner
     differs between GPU models. The check runs as a user's first call does (the autotuner benchmarks and picks),
     then again with each config of the kernel's autotuners pinned (the only one it has: nothing to benchmark); the
@@ -258,11 +260,12 @@ def on_every_config(check, c: "Cell", jit=None, then: Callable[[Outcome], None] 
     `jit`: the kernel whose autotuners count (default: the cell's Kernel's; an op as shipped declares none: its
     autotuners are those its eager call goes through, `eager_launches`). `then` gets the first check's outcome
     before any config is pinned: a pinned check compiles anew, which resets Dynamo and with it what the first
-    compiled (`COMPILED`, which the cell's fuzz test runs through)."""
+    compiled (`COMPILED`, which the cell's fuzz test runs through). `pinned_too=False`: the user's call alone (a
+    check run for its fuzz test, whose cell is not asked for)."""
     result = check(c)
     if then is not None:
         then(result)
-    if result.kind != "passed":  # a cell that fails as a user's call does is already its worst
+    if result.kind != "passed" or not pinned_too:  # a cell that fails as a user's call does is already its worst
         return result
     if jit is None and c is not None:
         jit = getattr(KERNELS[c.kernel], "jit", None)

@@ -1,10 +1,10 @@
 """Fuzz tests, child side: generated inputs through each passing cell's artifact, against eager PyTorch.
 
 The artifact is built from the op alone (`model.OpModule`), so an input reaches the kernel as it was generated
-(shape, layout, NaN, inf, subnormals); the matrix's model puts a Linear in front of it. Each artifact is built once
-per child and every example goes through it: the compiled function (with its own guards), the exported program, the
-saved and loaded program, the decompositions, the loaded AOTI package (compat.child.artifacts, as the matrix makes
-them).
+(shape, layout, NaN, inf, subnormals); the sandwich model puts a Linear in front of it. Each artifact is built once
+per child and every example goes through it: the compiled function (with its own guards; a probe stage's is the one
+its passing check compiled, where the check ran the op alone: `AfterCheck`), the exported program, the saved and
+loaded program, the decompositions, the loaded AOTI package (compat.child.artifacts, as the matrix makes them).
 
 The contract, per example: a freshly allocated contiguous input gives eager's values (against float64 at the
 dtype's edges, compat.evidence.numerics); a view (transposed, sliced, strided: non-contiguous, or offset from its

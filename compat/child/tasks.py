@@ -45,7 +45,8 @@ def probe(journal: Journal, cell: str, stages: list[str], fuzz: dict[str, Any] |
     """The probe stages of one (kernel, style, dtype, device), one phase each, in one process. `fuzz`: the stages
     whose fuzz tests run here too (its "stages", with the "profile", "example" and "known" of
     compat.child.fuzz.fuzz), each right after its stage's check, through what the check compiled
-    (compat.child.fuzz.AfterCheck): a stage fuzzed is checked first, whether or not its cell was asked for."""
+    (compat.child.fuzz.AfterCheck): a stage fuzzed is checked first, as a user's first call only where its cell
+    was not asked for (no config pinned)."""
     from ..matrix.stages import STAGES
     from . import compile_threads
     from . import fuzz as fuzzing
@@ -57,9 +58,8 @@ def probe(journal: Journal, cell: str, stages: list[str], fuzz: dict[str, Any] |
         then = fuzzing.AfterCheck(journal, at, cast(dict, fuzz)) if stage in fuzzed else None
         before_stage(at)
         with compile_threads.of_stage(stage):
-            journal.run(
-                stage, functools.partial(on_every_config, CHECKS[cast(str, STAGES[stage].check)], at, then=then)
-            )
+            check = CHECKS[cast(str, STAGES[stage].check)]
+            journal.run(stage, functools.partial(on_every_config, check, at, then=then, pinned_too=stage in stages))
             if then is not None and not then.ran:  # the check raised before it could hand over: fuzzed on its own
                 then(None)
 
