@@ -4,8 +4,7 @@
     python scripts/fuzz_graphs.py --cases liger_cases CELL_ID...  # a repository's own ops (its cases module)
     TORCHINDUCTOR_COMPILE_THREADS=1 python scripts/fuzz_graphs.py --precompile-threads 8 CELL_ID...
 
-Each cell's fuzz test runs as its child runs it (compat.child.fuzz, the ci profile, no pins) after a reset of Dynamo,
-through a compile of its own (in a run it shares its check's where it can, one graph fewer);
+Each cell's fuzz test runs as its child runs it (compat.child.fuzz, the ci profile, no pins) after a reset of Dynamo;
 then one line: its outcome, seconds, examples, the graphs Dynamo compiled (`unique_graphs`: the first compile and
 each recompile, whatever its guard) and the seconds spent compiling them (Dynamo's `_compile.compile_inner`, the
 backend's compile included). A fuzz test's cost is its graphs times a graph's compile, so this says what a bound on

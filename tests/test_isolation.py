@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from compat.errors import HarnessError
-from compat.matrix.cells import fuzz_phase
 from compat.run.environment import LIBSTDCXX, crash_remedy
 from compat.run.launcher import MODES, ChildResult, Launcher
 
@@ -232,21 +231,19 @@ def _sequence_session(tmp_path, monkeypatch, shows, eager_differs=False, stage="
     earlier = [] if stage == "eager_backward" else [dataclasses.replace(cell, stage="eager_backward")]
     session = RunSession(tmp_path, [], fuzz_cells=[*earlier, cell])
     shared = {
-        fuzz_phase("eager_backward"): _finding("passed", [CALL_8]),
-        fuzz_phase(stage): _finding("mismatch", [CALL_8, CALL_37, EXAMPLE]),
+        "eager_backward": _finding("passed", [CALL_8]),
+        stage: _finding("mismatch", [CALL_8, CALL_37, EXAMPLE]),
     }
     monkeypatch.setattr(session, "_shared", lambda *a: ChildResult(shared, env={"pid": 1}, ready=True))
     ran = []
 
     def child(c, task, args, timeout, name=None):
-        fuzzing = args["fuzz"]  # a probe stage's fuzz test runs in a probe child, after the stage's check
-        known = fuzzing["known"]
-        calls = [(st, known[st]["calls"]) for st in fuzzing["stages"] if known[st]["calls"]]
+        known = args["known"]
+        calls = [(st, known[st]["calls"]) for st in args["stages"] if known[st]["calls"]]
         ran.append((c.stage, calls))
-        assert fuzzing["example"] == EXAMPLE and fuzzing["stages"][-1] == c.stage  # the finding's example, last
+        assert args["example"] == EXAMPLE and args["stages"][-1] == c.stage  # the finding's example, last
         differs = eager_differs if c.stage == "eager_backward" != stage else shows(calls)
-        phases = {fuzz_phase(c.stage): _finding("mismatch" if differs else "passed")}
-        return ChildResult(phases, env={"pid": 2}, ready=True)
+        return ChildResult({c.stage: _finding("mismatch" if differs else "passed")}, env={"pid": 2}, ready=True)
 
     monkeypatch.setattr(session, "child", child)
     return session, cell, ran
@@ -320,17 +317,17 @@ def test_a_pinned_sequence_finding_the_run_did_not_meet_runs_its_sequence(tmp_pa
     after = sequence_json([("compile_backward", Example.from_json(c)) for c in (CALL_8, CALL_37)])
     pin = {**FOUND, "after": after}
     session = RunSession(tmp_path, [], fuzz_cells=[cell], pinned={cell.id: [pin]})
-    phase = fuzz_phase("compile_backward")
     monkeypatch.setattr(
-        session, "_shared", lambda *a: ChildResult({phase: _finding("passed", [CALL_37])}, env={"pid": 1}, ready=True)
+        session,
+        "_shared",
+        lambda *a: ChildResult({"compile_backward": _finding("passed", [CALL_37])}, env={"pid": 1}, ready=True),
     )
     ran = []
 
     def child(c, task, args, timeout, name=None):
-        fuzzing = args["fuzz"]
-        ran.append((fuzzing["known"][c.stage]["calls"], fuzzing["known"][c.stage]["pins"], fuzzing["example"]))
+        ran.append((args["known"][c.stage]["calls"], args["known"][c.stage]["pins"], args["example"]))
         kind = "mismatch" if shown else "passed"
-        return ChildResult({phase: _finding(kind, pinned=True)}, env={"pid": 2}, ready=True)
+        return ChildResult({c.stage: _finding(kind, pinned=True)}, env={"pid": 2}, ready=True)
 
     monkeypatch.setattr(session, "child", child)
     outcome = session.fuzz_outcome(cell)

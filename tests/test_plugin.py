@@ -487,7 +487,7 @@ def test_the_scheduler_keeps_each_shared_child_on_one_worker(suffix):
         == shared_child_group(fuzz.format("aoti_strict"))
         == "fuzz-silu-triton_op-strict-float16-cuda"
     )
-    assert shared_child_group(fuzz.format("eager")) == "probe-silu-triton_op-float16-cuda"  # its check's child
+    assert shared_child_group(fuzz.format("eager")) == "fuzz-silu-triton_op-probe-float16-cuda"
     assert shared_child_group("tests/test_report.py::test_docs_are_in_sync") is None
     assert shared_child_group("tests/test_fuzz.py::test_fuzz[NOTSET]") is None  # an empty parameter set
 

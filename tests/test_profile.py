@@ -24,8 +24,7 @@ def _record(cell_id, worker, seconds, pid, phases=None, gpu=None, source=None, k
     }
 
 
-# One probe child's phases, on each of its tests: the fuzz test of its eager stage ran inside that stage's check.
-SHARED = {"startup": 2.0, "eager": 3.0, "fuzz eager": 1.0, "compile_inductor": 5.0}
+SHARED = {"startup": 2.0, "eager": 3.0, "compile_inductor": 5.0}  # one probe child's phases, on each of its cells
 
 
 def _doc(wall=20.0, **options):
@@ -35,46 +34,39 @@ def _doc(wall=20.0, **options):
         "options": options,
         "summary": {"wall_seconds": wall},
         "cells": [
-            # The probe child's time falls to the first test of its lane; the others read its record.
-            _record("silu-triton_op-eager-float32-cpu_interpret", "gw0", 11.0, 11, SHARED),
+            # The probe child's time falls to the first cell of its lane; the second read its record.
+            _record("silu-triton_op-eager-float32-cpu_interpret", "gw0", 10.0, 11, SHARED),
             _record("silu-triton_op-compile_inductor-float32-cpu_interpret", "gw0", 0.0, 11, SHARED),
             _record("silu-raw_jit-eager-float32-cpu_interpret", "gw1", 4.0, 12, {"eager": 3.0}),
             _record("silu-raw_jit-compile_inductor-float32-cpu_interpret", "gw1", 0.0, None, kind="skipped"),
         ],
         "fuzz": [
-            _record("silu-triton_op-eager-float32-cpu_interpret", "gw0", 0.0, 11, SHARED),
-            # As files written before probe stages were fuzzed in their probe child hold it: a child and lane of
-            # its own, the fuzzed stage's phase under the stage's name.
-            {
-                **_record("silu-raw_jit-eager-float32-cpu_interpret", "gw1", 6.0, 13, {"eager": 4.0}),
-                "lane": "fuzz-silu-raw_jit-probe-float32-cpu_interpret",
-            },
+            _record("silu-triton_op-eager-float32-cpu_interpret", "gw1", 6.0, 13, {"eager": 4.0}),
         ],
     }
 
 
 def test_the_critical_path_is_the_longest_lane_and_each_child_counts_once():
     prof = profile.of(_doc())
-    assert prof.critical == ("probe-silu-triton_op-float32-cpu_interpret", 11.0)
-    assert prof.workers == {"gw0": 11.0, "gw1": 10.0} and prof.tests == {"cells": 3, "fuzz": 2}
-    # The shared child's phases once, though three tests carry them; a fuzzed stage as its family's fuzz phase.
-    assert prof.phases[("cells", "probe")] == [3, 11.0, 5.5]  # eager + compile_inductor once + raw_jit's eager
+    assert prof.critical == ("probe-silu-triton_op-float32-cpu_interpret", 10.0)
+    assert prof.workers == {"gw0": 10.0, "gw1": 10.0} and prof.tests == {"cells": 3, "fuzz": 1}
+    # The shared child's phases once, though two cells carry them; a fuzzed stage under its own name.
+    assert prof.phases[("cells", "probe")] == [3, 11.0, 5.5]  # eager + compile_inductor twice + raw_jit's eager
     assert prof.phases[("cells", "startup")] == [1, 2.0, 1.0]
-    assert prof.phases[("fuzz", "fuzz probe")] == [2, 5.0, 2.5]  # inside the probe child, and in one of its own
+    assert prof.phases[("fuzz", "fuzz probe")] == [1, 4.0, 2.0]
     text = profile.text(_doc())
-    assert text.count("fuzz probe") == 1
-    assert "critical path: probe-silu-triton_op-float32-cpu_interpret, 11 s (55% of the wall time) on gw0" in text
+    assert "critical path: probe-silu-triton_op-float32-cpu_interpret, 10 s (50% of the wall time) on gw0" in text
     assert "gw1      busy    10.0 s  idle    10.0 s" in text
-    assert "outside every phase" in text and "  14%  (starting children" in text  # 21 busy, 18 in phases
+    assert "outside every phase" in text and "  15%  (starting children" in text  # 20 busy, 17 in phases
 
 
 def test_a_merged_file_profiles_each_of_its_runs_on_its_own():
     doc = _doc(
         merged_from=[{"path": "results/runs/a.json.gz", "wall_seconds": 10.0}, {"path": "b.json", "wall_seconds": 5.0}]
     )
-    for r in doc["cells"][:2] + doc["fuzz"][:1]:
+    for r in doc["cells"][:2]:
         r["source"] = "results/runs/a.json.gz"
-    for r in doc["cells"][2:] + doc["fuzz"][1:]:
+    for r in doc["cells"][2:] + doc["fuzz"]:
         r["source"] = "results/b.json"  # moved since: matched by its name
     text = profile.text(doc)
     assert "merged from 2 run(s)" in text

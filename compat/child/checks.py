@@ -37,13 +37,6 @@ def models(cell: "Cell"):
     return workload.pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device)
 
 
-def fuzzes_what_it_checks(cell: "Cell") -> bool:
-    """Whether the cell's model is the op alone (the `op` and `module` embeddings), the model its fuzz test takes,
-    so that the fuzz test can run through what the check compiled; not the sandwich, whose Linears stand between
-    a generated input and the kernel."""
-    return KERNELS[cell.kernel].embedding != "sandwich"
-
-
 def inputs(cell: "Cell", point) -> tuple:
     return workload.inputs_at(KERNELS[cell.kernel], point, cell.dtype, cell.device)
 
@@ -209,11 +202,9 @@ def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
 
 
 def before_stage(c: "Cell") -> None:
-    """What every stage of a shared child needs first: Autotuners that remember nothing, no compile of the stage
-    before, and where Inductor will compile C++, the run's detected CPU ISAs (without them it detects again: about
-    60 s per process on the H100, measured)."""
+    """What every stage of a shared child needs first: Autotuners that remember nothing, and where Inductor will compile
+    C++, the run's detected CPU ISAs (without them it detects again: about 60 s per process on the H100, measured)."""
     fresh_autotuners()
-    COMPILED.clear()
     if STAGES[c.stage].compiles_cpp(c.device):
         toolchain.apply()
 
@@ -250,22 +241,15 @@ def _traced_copy(tuner, tuners: list) -> bool:
     )
 
 
-def on_every_config(
-    check, c: "Cell", jit=None, then: Callable[[Outcome], None] | None = None, pinned_too: bool = True
-) -> Outcome:
+def on_every_config(check, c: "Cell", jit=None) -> Outcome:
     """An autotuned op's outcome must not depend on which config wins the benchmark, a timing race whose winner
     differs between GPU models. The check runs as a user's first call does (the autotuner benchmarks and picks),
     then again with each config of the kernel's autotuners pinned (the only one it has: nothing to benchmark); the
     cell's outcome is the first that is not a pass, naming its config, and detail["configs"] holds every config's.
     `jit`: the kernel whose autotuners count (default: the cell's Kernel's; an op as shipped declares none: its
-    autotuners are those its eager call goes through, `eager_launches`). `then` gets the first check's outcome
-    before any config is pinned: a pinned check compiles anew, which resets Dynamo and with it what the first
-    compiled (`COMPILED`, which the cell's fuzz test runs through). `pinned_too=False`: the user's call alone (a
-    check run for its fuzz test, whose cell is not asked for)."""
+    autotuners are those its eager call goes through, `eager_launches`)."""
     result = check(c)
-    if then is not None:
-        then(result)
-    if result.kind != "passed" or not pinned_too:  # a cell that fails as a user's call does is already its worst
+    if result.kind != "passed":  # a cell that fails as a user's call does is already its worst
         return result
     if jit is None and c is not None:
         jit = getattr(KERNELS[c.kernel], "jit", None)
@@ -443,12 +427,6 @@ def opcheck(c: "Cell") -> Outcome:
     return Outcome("passed", detail={"opcheck": detail if len(detail) > 1 else next(iter(detail.values()))})
 
 
-# What the stage's check compiled so far in this process, in order (a model per variant of a training check): the
-# compiled function and its counter. Cleared by before_stage; a passing cell's fuzz test runs through them
-# (compat.child.fuzz.after_check), so that the stage compiles once for both.
-COMPILED: list[tuple[Callable, CompileCounterWithBackend]] = []
-
-
 def _compiled(model, backend: str, mode: str | None = None, options: dict | None = None, dynamic: bool | None = None):
     """`torch.compile(fullgraph=True)` through a counting backend; for inductor, the backend `torch.compile` itself
     makes of a mode and options (so `mode="max-autotune"` means what it means to a user)."""
@@ -458,9 +436,7 @@ def _compiled(model, backend: str, mode: str | None = None, options: dict | None
         if backend == "inductor"
         else backend
     )
-    compiled = torch.compile(model, backend=counter, fullgraph=True, dynamic=dynamic)
-    COMPILED.append((compiled, counter))
-    return compiled, counter
+    return torch.compile(model, backend=counter, fullgraph=True, dynamic=dynamic), counter
 
 
 def proof(c: "Cell", counter, result: Outcome) -> Outcome:

@@ -1,10 +1,10 @@
 """Fuzz tests, child side: generated inputs through each passing cell's artifact, against eager PyTorch.
 
 The artifact is built from the op alone (`model.OpModule`), so an input reaches the kernel as it was generated
-(shape, layout, NaN, inf, subnormals); the sandwich model puts a Linear in front of it. Each artifact is built once
-per child and every example goes through it: the compiled function (with its own guards; a probe stage's is the one
-its passing check compiled, where the check ran the op alone: `AfterCheck`), the exported program, the saved and
-loaded program, the decompositions, the loaded AOTI package (compat.child.artifacts, as the matrix makes them).
+(shape, layout, NaN, inf, subnormals); the matrix's model puts a Linear in front of it. Each artifact is built once
+per child and every example goes through it: the compiled function (with its own guards), the exported program, the
+saved and loaded program, the decompositions, the loaded AOTI package (compat.child.artifacts, as the matrix makes
+them).
 
 The contract, per example: a freshly allocated contiguous input gives eager's values (against float64 at the
 dtype's edges, compat.evidence.numerics); a view (transposed, sliced, strided: non-contiguous, or offset from its
@@ -39,7 +39,7 @@ from ..evidence import outcomes
 from ..evidence.findings import CAUSES, Finding
 from ..evidence.numerics import compare_elementwise, compare_gradient
 from ..evidence.outcomes import Outcome
-from ..matrix.cells import DEVICES, fuzz_phase
+from ..matrix.cells import DEVICES
 from ..matrix.kernels import KERNELS
 from ..matrix.model import (
     dynamic_shapes,
@@ -61,13 +61,12 @@ from ..matrix.strategies import (
     profile_settings,
 )
 from ..matrix.styles import build_op
-from . import artifacts
+from . import artifacts, compile_threads
 from .checks import (
-    COMPILED,
     backward_through,
+    before_stage,
     compiled_for,
     declared_tolerance,
-    fuzzes_what_it_checks,
     graph_targets,
     kernel_outputs,
     missing_node,
@@ -687,38 +686,24 @@ def _op_models(cell: "Cell"):
     return pair(KERNELS[cell.kernel], build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False)
 
 
-@contextlib.contextmanager
-def _compile_bound(cell: "Cell", compiled: list):
-    """Past its bound a compiled function fails, never runs eager: the op's own (`fuzz_compiles`), else
-    RECOMPILE_LIMIT, counted from the graphs the stage's check compiled already (`compiled`: its (function,
-    counter) pairs), so the bound is on the compiles the fuzz test's examples cause. Dynamo counts a limit per
-    compiled module."""
-    before = max((counter.frame_count for _, counter in compiled), default=0)
-    with torch._dynamo.config.patch(
-        recompile_limit=before + (KERNELS[cell.kernel].fuzz_compiles or RECOMPILE_LIMIT),
-        fail_on_recompile_limit_hit=True,
-    ):
-        yield
+def _no_eager_fallback(cell: "Cell") -> None:
+    """Past the limit a compiled function fails, never runs eager: the op's own bound (`fuzz_compiles`), else
+    RECOMPILE_LIMIT."""
+    torch._dynamo.config.recompile_limit = KERNELS[cell.kernel].fuzz_compiles or RECOMPILE_LIMIT
+    torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
-def _compiled_as_checked(cell: "Cell", module, checked: list, index: int):
-    """The stage's compile of `module`: the one its check made (`checked`, in the order the check compiled), or
-    a new one where there is none to share."""
-    if index < len(checked):
-        return checked[index]
-    return compiled_for(cell.stage, module)
-
-
-def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict | None, checked: list) -> Outcome:
+def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict[str, list] | None) -> Outcome:
     """A stage that trains: each variant's op alone (eager, or compiled as the stage compiles), with its reference."""
     kernel, made, counters = KERNELS[cell.kernel], [], []
-    for index, variant in enumerate(kernel.variants()):
+    for variant in kernel.variants():
         module, reference = pair(
             kernel, build_op(cell.style, cell.kernel), cell.dtype, cell.device, embedded=False, variant=variant
         )
         fn = module.train()
         if STAGES[cell.stage].compiler is not None:
-            fn, counter = _compiled_as_checked(cell, fn, checked, index)
+            _no_eager_fallback(cell)
+            fn, counter = compiled_for(cell.stage, fn)
             counters.append(counter)
         made.append(
             (
@@ -727,54 +712,37 @@ def _fuzz_training(cell: "Cell", profile: str, example: str | None, known: dict 
                 reference.train(),
             )
         )
-    with _compile_bound(cell, checked):
-        result = fuzz(cell, made, None, False, profile, example, known, check=_check_gradients)
+    result = fuzz(cell, made, None, False, profile, example, known, check=_check_gradients)
     for counter in counters:
         if result.kind == "passed":
             result = proof(cell, counter, result)
     return result
 
 
-def _fuzz_probe_stage(
-    cell: "Cell", profile: str, example: str | None, known: dict | None, checked: list | None = None
-) -> Outcome:
-    """The stage's fuzz test through `checked`, what its passing check compiled (the same model: compat.child
-    .checks.COMPILED), or through a compile of its own."""
-    checked = checked or []
+def _fuzz_probe_stage(cell: "Cell", profile: str, example: str | None, known: dict[str, list] | None) -> Outcome:
     if STAGES[cell.stage].trains:
-        return _fuzz_training(cell, profile, example, known, checked)
+        return _fuzz_training(cell, profile, example, known)
     module, reference = _op_models(cell)
     if STAGES[cell.stage].compiler is None:
         return fuzz(cell, [("eager", module)], reference, False, profile, example, known)
-    compiled, counter = _compiled_as_checked(cell, module, checked, 0)
-    with _compile_bound(cell, checked):
-        result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example, known)
+    _no_eager_fallback(cell)
+    compiled, counter = compiled_for(cell.stage, module)
+    result = fuzz(cell, [("compiled", compiled)], reference, False, profile, example, known)
     return proof(cell, counter, result) if result.kind == "passed" else result
 
 
-class AfterCheck:
-    """A probe stage's fuzz test, run once its check has run as a user's first call does (checks.on_every_config's
-    `then`), as a phase of its own (protocol.fuzz_phase) inside the check's: through what the check compiled where
-    it passed and ran the op alone, the model the fuzz test takes (`checks.fuzzes_what_it_checks`); else, or where
-    the check raised before it could hand over, through a compile of its own."""
-
-    def __init__(self, journal: "Journal", cell: "Cell", fuzzing: dict[str, Any]):
-        self.journal, self.cell, self.fuzzing, self.ran = journal, cell, fuzzing, False
-
-    def __call__(self, checked: Outcome | None) -> None:
-        self.ran = True
-        shared = checked is not None and checked.kind == "passed" and fuzzes_what_it_checks(self.cell)
-        self.journal.run(
-            fuzz_phase(self.cell.stage),
-            functools.partial(
-                _fuzz_probe_stage,
-                self.cell,
-                self.fuzzing["profile"],
-                self.fuzzing.get("example"),
-                (self.fuzzing.get("known") or {}).get(self.cell.stage),
-                list(COMPILED) if shared else None,
-            ),
-        )
+def probe_stages(
+    journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None, known: dict[str, dict]
+) -> None:
+    for stage in stages:
+        before_stage(dataclasses.replace(cell, stage=stage))
+        with compile_threads.of_stage(stage):
+            journal.run(
+                stage,
+                functools.partial(
+                    _fuzz_probe_stage, dataclasses.replace(cell, stage=stage), profile, example, known.get(stage)
+                ),
+            )
 
 
 def export_stages(
@@ -834,4 +802,4 @@ def export_stages(
             result.detail["artifact_seconds"] = made_in
             return result
 
-        journal.run(fuzz_phase(stage), fuzz_stage)
+        journal.run(stage, fuzz_stage)

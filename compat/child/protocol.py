@@ -11,6 +11,7 @@ TASKS = (
     "run_library",
     "run_cpp",
     "cpp_runner_build",
+    "fuzz_probe",
     "fuzz_export",
     "canary_build",
     "canary_run",

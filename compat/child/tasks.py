@@ -41,27 +41,22 @@ def _cell(cell_id: str):
 
 
 @task("probe")
-def probe(journal: Journal, cell: str, stages: list[str], fuzz: dict[str, Any] | None = None) -> None:
-    """The probe stages of one (kernel, style, dtype, device), one phase each, in one process. `fuzz`: the stages
-    whose fuzz tests run here too (its "stages", with the "profile", "example" and "known" of
-    compat.child.fuzz.fuzz), each right after its stage's check, through what the check compiled
-    (compat.child.fuzz.AfterCheck): a stage fuzzed is checked first, as a user's first call only where its cell
-    was not asked for (no config pinned)."""
+def probe(journal: Journal, cell: str, stages: list[str]) -> None:
+    """The probe stages of one (kernel, style, dtype, device), one phase each, in one process."""
     from ..matrix.stages import STAGES
     from . import compile_threads
-    from . import fuzz as fuzzing
     from .checks import CHECKS, before_stage, on_every_config
 
-    c, fuzzed, order = _cell(cell), (fuzz or {}).get("stages", []), list(STAGES)
-    for stage in sorted({*stages, *fuzzed}, key=order.index):
-        at = dataclasses.replace(c, stage=stage)
-        then = fuzzing.AfterCheck(journal, at, cast(dict, fuzz)) if stage in fuzzed else None
-        before_stage(at)
+    c = _cell(cell)
+    for stage in stages:
+        before_stage(dataclasses.replace(c, stage=stage))
         with compile_threads.of_stage(stage):
-            check = CHECKS[cast(str, STAGES[stage].check)]
-            journal.run(stage, functools.partial(on_every_config, check, at, then=then, pinned_too=stage in stages))
-            if then is not None and not then.ran:  # the check raised before it could hand over: fuzzed on its own
-                then(None)
+            journal.run(
+                stage,
+                functools.partial(
+                    on_every_config, CHECKS[cast(str, STAGES[stage].check)], dataclasses.replace(c, stage=stage)
+                ),
+            )
 
 
 @task("build")
@@ -97,6 +92,20 @@ def cpp_runner_build(journal: Journal, output: str) -> None:
     from . import cpp
 
     cpp.build(journal, output)
+
+
+@task("fuzz_probe")
+def fuzz_probe(
+    journal: Journal,
+    cell: str,
+    stages: list[str],
+    profile: str,
+    example: str | None = None,
+    known: dict[str, dict] | None = None,
+) -> None:
+    from . import fuzz
+
+    fuzz.probe_stages(journal, _cell(cell), stages, profile, example, known or {})
 
 
 @task("fuzz_export")

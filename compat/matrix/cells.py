@@ -259,17 +259,10 @@ def fuzz_family(cell: Cell) -> str:
     return STAGES[cell.stage].export_mode or "probe"
 
 
-def fuzz_phase(stage: str) -> str:
-    """The phase of a stage's fuzz test in its child's journal (its check's phase is the stage's name)."""
-    return f"fuzz {stage}"
-
-
 def lane(cell: Cell, section: str, split: frozenset[str] = frozenset()) -> str:
-    """The lane of a cell's test: the group of tests that share one child (a probe, a build, an export's fuzz
-    child), done serially by one worker; the scheduler's unit of work and the profile's (compat.report.profile). A
-    probe stage's fuzz test is its probe's: one child checks the stage and fuzzes what the check compiled. A lane
-    named in `split` (one that took too long alone: compat.run.schedule.split_lanes) is a lane per stage, each its
-    own child."""
+    """The lane of a cell's test: the group of tests that share one child (a probe, a build, a fuzz child), done
+    serially by one worker; the scheduler's unit of work and the profile's (compat.report.profile). A lane named in
+    `split` (one that took too long alone: compat.run.schedule.split_lanes) is a lane per stage, each its own child."""
     base = _lane(cell, section)
     return f"{base}-{cell.stage}" if base in split else base
 
@@ -277,7 +270,7 @@ def lane(cell: Cell, section: str, split: frozenset[str] = frozenset()) -> str:
 def _lane(cell: Cell, section: str) -> str:
     stage = STAGES[cell.stage]
     middle: str | None
-    if section == "fuzz" and not stage.probe:
+    if section == "fuzz":
         kind, middle = "fuzz", fuzz_family(cell)
     else:
         kind, middle = ("probe", None) if stage.probe else ("build", stage.export_mode)

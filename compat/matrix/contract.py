@@ -327,9 +327,8 @@ class Contract:
     tolerances: tuple[tuple[str, float], ...] = ()
     tf32: bool = False
     requires: Callable[[str], Optional[str]] = lambda device: None  # why it cannot run on a device (a skip)
-    # At most this many compiles of it in one fuzz test beyond its check's (whose compile the fuzz test runs
-    # through), for an op whose every compile costs minutes: an example that would compile it once more is counted
-    # as past the bound, not checked (None: as many as the examples need).
+    # At most this many compiles of it in one fuzz test, for an op whose every compile costs minutes: an example
+    # that would compile it once more is counted as past the bound, not checked (None: as many as the examples need).
     fuzz_compiles: Optional[int] = None
     shapes: Shapes = field(default_factory=Shapes)
     module: str = field(default="", compare=False)  # where it was declared (filled in)

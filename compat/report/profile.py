@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RegistryError
-from ..matrix.cells import fuzz_phase, lane, parse_cell_id
+from ..matrix.cells import lane, parse_cell_id
 from ..matrix.stages import STAGES
 
 SECTIONS = ("cells", "fuzz")
@@ -53,11 +53,7 @@ def _lane(record: dict[str, Any], section: str) -> str:
 
 
 def _phase_family(section: str, phase: str) -> str:
-    """A phase's name as the profile groups it: a stage's family, a fuzzed stage's as "fuzz FAMILY" (its phase is
-    protocol.fuzz_phase; in files written before, the stage's name in the fuzz section)."""
-    fuzzed = phase.removeprefix(fuzz_phase(""))
-    if fuzzed != phase and fuzzed in STAGES:
-        return f"fuzz {STAGES[fuzzed].family}"
+    """A phase's name as the profile groups it: a stage's family (a fuzzed stage's, in the fuzz section)."""
     if phase in STAGES:
         family = STAGES[phase].family
         return f"fuzz {family}" if section == "fuzz" else family
@@ -95,8 +91,7 @@ def of(doc: dict[str, Any], source: str | None = None, wall_s: float | None = No
             seen_children.add(child)
             cpu = detail.get("cpu_seconds") or {}
             for phase, s in (detail.get("seconds") or {}).items():
-                family = _phase_family(section, phase)  # a fuzz test's phase, whichever test carries its child
-                row = phases[("fuzz" if family.startswith(fuzz_phase("")) else "cells", family)]
+                row = phases[(section, _phase_family(section, phase))]
                 row[0] += 1
                 row[1] += s
                 row[2] += cpu.get(phase) or 0.0

@@ -44,7 +44,7 @@ from .doctor import main as doctor
 from .environment import describe
 from .launcher import Launcher
 from .options import AXES, RUNS_DIR
-from .session import child_env, fuzz_result, fuzz_task, grouped, sequence_task
+from .session import child_env, fuzz_task, grouped, sequence_task
 
 # The matrix's tests ship in the package: pytest collects this file (imported here, it would load the plugin first).
 MATRIX_TESTS = Path(__file__).resolve().parents[1] / "testing.py"
@@ -486,14 +486,13 @@ def _fuzz(args: argparse.Namespace) -> int:
             Path(workdir), imports=args.repository_cases, paths=args.repository_paths, after_fork=args.repository_cases
         )
         try:
-            ran = launcher.run(
+            outcome = launcher.run(
                 task,
                 {"cell": cell.id, **task_args},
                 workdir=Path(workdir) / "child",
                 env=child_env(cell),
                 timeout=timeout,
-            )
-            outcome = fuzz_result(ran, cell)
+            ).outcome(cell.stage, among=("export", cell.stage))
         finally:
             launcher.close()
     print(json.dumps(outcome.to_dict(), indent=1, default=str))

@@ -120,7 +120,6 @@ def read_journal(path: Path) -> ChildResult:
     if not path.exists():
         return result
     begun: dict[str, dict] = {}
-    nested: dict[str, list[float]] = {}  # per open phase: the seconds and CPU seconds of phases run inside it
     started = None
     for line in path.read_text().splitlines():
         entry = json.loads(line)
@@ -136,20 +135,14 @@ def read_journal(path: Path) -> ChildResult:
             result.harness_error, result.declaration = entry["error"], entry.get("declaration", False)
         elif event == "begin":
             begun[entry["phase"]] = entry
-            nested[entry["phase"]] = [0.0, 0.0]
-            # A placeholder keeps the order; its "end", or collect() for the phases the child died in, fills it.
+            # A placeholder keeps the order; its "end", or collect() for the phase the child died in, fills it.
             result.phases.setdefault(entry["phase"], None)  # type: ignore[arg-type]
         elif event == "end":
-            phase = entry["phase"]
-            result.phases[phase] = Outcome.from_dict(entry["outcome"])
-            start = begun.pop(phase, entry)
-            inner = nested.pop(phase, [0.0, 0.0])
-            took = [entry["t"] - start["t"], entry.get("cpu", 0.0) - start.get("cpu", 0.0)]
-            for outer in nested.values():  # a phase run inside another (a fuzz test inside its check's) is its own
-                outer[0], outer[1] = outer[0] + took[0], outer[1] + took[1]
-            result.seconds[phase] = round(took[0] - inner[0], 3)
+            result.phases[entry["phase"]] = Outcome.from_dict(entry["outcome"])
+            start = begun.get(entry["phase"], entry)
+            result.seconds[entry["phase"]] = round(entry["t"] - start["t"], 3)
             if "cpu" in entry and "cpu" in start:
-                result.cpu_seconds[phase] = round(took[1] - inner[1], 3)
+                result.cpu_seconds[entry["phase"]] = round(entry["cpu"] - start["cpu"], 3)
     return result
 
 
@@ -177,7 +170,7 @@ def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: 
     """What the child recorded, plus how it ended: a phase it died in is that phase's crash or timeout."""
     result = read_journal(journal)
     result.log = str(log)
-    unfinished = [p for p, o in result.phases.items() if o is None]  # the innermost last
+    unfinished = [p for p, o in result.phases.items() if o is None]
     if timed_out or unfinished or rc:
         phase = unfinished[-1] if unfinished else "child (outside any phase)"
         if timed_out:
@@ -188,8 +181,7 @@ def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: 
             result.harness_error = (
                 f"the child ended before its task began ({died.message}); its log ends: {_tail(log, 600).strip()}"
             )
-        for open_phase in unfinished or [phase]:  # each phase it died inside, the innermost named
-            result.phases[open_phase] = Outcome.from_dict(died.to_dict())
+        result.phases[phase] = died
     return result
 
 

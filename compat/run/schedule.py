@@ -35,8 +35,7 @@ def recorded_seconds(*docs: dict[str, Any]) -> dict[str, float]:
 
     A passing cell of a fuzzed stage whose fuzz test the run did not finish (cut at its deadline, as Liger's fused
     linear cross entropy's were: they recompile at most token counts) lends its fuzz test its own seconds: that test
-    recompiles the stage at new shapes (or compiles it again, where it cannot share its check's), so it weighs like
-    its cell, not like the median fuzz lane, and starts early."""
+    compiles the stage again, so it weighs like its cell, not like the median fuzz lane, and starts early."""
     longest: dict[str, float] = {}
     for doc in docs:
         for name, took in _recorded_seconds(doc).items():

@@ -3,13 +3,11 @@ of the work cells share, the locks that make shared work happen once, and each c
 that did its work.
 
 Work that cells share, never done twice in a run:
-- a probe child per (kernel, style, dtype, device) runs every selected probe stage as a phase, and each selected
-  fuzz test of a probe stage right after its check, through what the check compiled;
+- a probe child per (kernel, style, dtype, device) runs every selected probe stage as a phase;
 - a build per (kernel, style, export mode, dtype, device) exports once and makes every artifact of that export (the
   AOTI package only when an AOTI cell is selected); the first cell that needs it builds it under a file lock in the
   run directory, which every worker shares, and the others read its record;
-- a fuzz child per (kernel, style, export mode, dtype, device) exports the op alone once and fuzzes every selected
-  stage made from it.
+- a fuzz child per (kernel, style, stage family, dtype, device) fuzzes every selected stage of the family.
 Each of these groups is a lane (compat.matrix.cells.lane): the scheduler sends it to one worker (compat.plugin).
 """
 
@@ -39,7 +37,7 @@ from ..child.protocol import (
 from ..errors import HarnessError
 from ..evidence.findings import Finding, sequence, sequence_json
 from ..evidence.outcomes import Outcome
-from ..matrix.cells import DEVICES, Cell, fuzz_family, fuzz_phase, lane, parse_cell_id
+from ..matrix.cells import DEVICES, Cell, fuzz_family, lane, parse_cell_id
 from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
 from ..matrix.strategies import Example
 from .doctor import CANARY_PACKAGE, build_runner, canary_device, run_canary, run_cpp_canary
@@ -177,13 +175,12 @@ class RunSession:
         return Build(key, result, workdir)
 
     def probe(self, cell: Cell) -> ChildResult:
-        """One child for all the selected probe stages of the cell's group and their selected fuzz tests, run once
-        per worker (asked for by the group's first test, a cell's or a fuzz test's)."""
+        """One child for all the selected probe stages of the cell's group, run once per worker."""
         group = lane(cell, "cells", self.split)
-        stages = self.selected["cells"].get(group, [])
-        fuzzed = self.selected["fuzz"].get(group, [])
-        task, args, timeout = probe_task(stages, fuzzed, self.profile, known=self.fuzz_known(cell, fuzzed))
-        return self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
+        stages = self.selected["cells"].get(group, [cell.stage])
+        return self._shared(
+            f"{group}-{_worker()}", cell, "probe", {"stages": stages}, sum(STAGES[s].timeout_s for s in stages)
+        )
 
     # ---- outcomes ----
 
@@ -195,13 +192,15 @@ class RunSession:
     def _probed(self, cell: Cell) -> Outcome:
         """A probe stage's outcome from the shared probe child; a phase that crashed or hung there, or met a CUDA
         error (possibly an earlier phase's, which sticks to the process), or was never reached, runs again alone, so
-        its outcome is its own. A child asked for this stage's check alone, no fuzz test, already gave its own
-        outcome (a hang is not waited for twice)."""
+        its outcome is its own. A child that ran this stage alone already gave its own outcome (a hang is not
+        waited for twice)."""
         result = self.probe(cell)
         shared = result.phases.get(cell.stage)
-        group = lane(cell, "cells", self.split)
-        alone = self.selected["cells"].get(group) == [cell.stage] and not self.selected["fuzz"].get(group)
-        if shared is not None and (alone or shared.kind not in ("crashed", "timed_out") and not cuda_error(shared)):
+        if shared is not None and (
+            self.selected["cells"].get(lane(cell, "cells", self.split)) == [cell.stage]
+            or shared.kind not in ("crashed", "timed_out")
+            and not cuda_error(shared)
+        ):
             return result.outcome(cell.stage, among=(cell.stage,))
         return self.child(cell, "probe", {"stages": [cell.stage]}, STAGES[cell.stage].timeout_s, name="alone").outcome(
             cell.stage
@@ -294,30 +293,22 @@ class RunSession:
         return {st: {"pins": self.pinned.get(dataclasses.replace(cell, stage=st).id, [])} for st in stages}
 
     def fuzz_outcome(self, cell: Cell) -> Outcome:
-        """The cell's fuzz outcome from its group's shared child (a probe stage's: its probe child); a stage that
-        crashed, hung or was never reached there runs again alone, so its outcome is its own. A new finding is shown
-        by the calls that make it (`_shown`); each pinned finding of a sequence is checked by running its sequence
-        (`_sequences_pinned`)."""
-        phase = fuzz_phase(cell.stage)
+        """The cell's fuzz outcome from its group's shared child; a stage that crashed, hung or was never reached
+        there runs again alone, so its outcome is its own. A new finding is shown by the calls that make it
+        (`_shown`); each pinned finding of a sequence is checked by running its sequence (`_sequences_pinned`)."""
+        among = ("export", cell.stage)
         group = lane(cell, "fuzz", self.split)
         stages = self.selected["fuzz"].get(group, [cell.stage])
-        if STAGES[cell.stage].probe:
-            result = self.probe(cell)
-        else:
-            task, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
-            result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
-        shared, export = result.phases.get(phase), result.phases.get("export")
+        task, args, timeout = fuzz_task(cell, stages, self.profile, known=self.fuzz_known(cell, stages))
+        result = self._shared(f"{group}-{_worker()}", cell, task, args, timeout)
+        shared, export = result.phases.get(cell.stage), result.phases.get("export")
         died = ("crashed", "timed_out")
         if (shared is not None and shared.kind not in died and not cuda_error(shared)) or (
             export is not None and export.kind not in died + ("passed",) and not cuda_error(export)
         ):
-            finding = result.outcome(phase, among=("export", phase))
+            finding = result.outcome(cell.stage, among=among)
             ran = stages[: stages.index(cell.stage)] if cell.stage in stages else []
-            earlier = [
-                (st, result.phases[fuzz_phase(st)].detail.get("calls") or [])
-                for st in ran
-                if fuzz_phase(st) in result.phases
-            ]
+            earlier = [(st, result.phases[st].detail.get("calls") or []) for st in ran if st in result.phases]
         else:
             finding, earlier = self._alone(cell), []
         if finding.detail.get("new"):
@@ -329,7 +320,9 @@ class RunSession:
     def _alone(self, cell: Cell) -> Outcome:
         """The stage fuzzed in a fresh process of its own."""
         task, args, timeout = fuzz_task(cell, [cell.stage], self.profile, known=self.fuzz_known(cell, [cell.stage]))
-        return fuzz_result(self.child(cell, task, args, timeout, name="fuzz-alone"), cell)
+        return self.child(cell, task, args, timeout, name="fuzz-alone").outcome(
+            cell.stage, among=("export", cell.stage)
+        )
 
     def _sequence(
         self, cell: Cell, calls: list[tuple[str, list[str]]], example: str, pins: list[dict], name: str
@@ -337,7 +330,7 @@ class RunSession:
         """In a fresh process: each stage's calls through its artifact (differences not judged), in order, then
         `example` through the cell's stage, judged against `pins`."""
         task, args, timeout = sequence_task(cell, calls, example, pins, self.profile)
-        return fuzz_result(self.child(cell, task, args, timeout, name=name), cell)
+        return self.child(cell, task, args, timeout, name=name).outcome(cell.stage, among=("export", cell.stage))
 
     def _shown(self, cell: Cell, finding: Outcome, earlier: list[tuple[str, list[str]]]) -> Outcome:
         """A new finding is the op's where some calls show it in a fresh process: its example alone; else the stage's
@@ -491,34 +484,15 @@ def _after(cell: Cell, shown: Outcome, calls: list[tuple[str, list[str]]]) -> Ou
     return shown
 
 
-def probe_task(
-    stages: list[str], fuzzed: list[str], profile: str, example: str | None = None, known: dict[str, dict] | None = None
-) -> tuple[str, dict[str, Any], float]:
-    """The probe child that checks `stages` and fuzzes `fuzzed`, each fuzz test right after its stage's check
-    (compat.child.tasks.probe): (task, arguments without the cell, timeout)."""
-    checked = set(stages) | set(fuzzed)
-    timeout = sum(STAGES[s].timeout_s for s in checked)
-    if not fuzzed:
-        return "probe", {"stages": stages}, timeout
-    fuzz = {"stages": fuzzed, "profile": profile, "example": example, "known": known or {}}
-    return "probe", {"stages": stages, "fuzz": fuzz}, timeout + FUZZ_STAGE_TIMEOUT * (len(fuzzed) + 1)
-
-
 def fuzz_task(
     cell: Cell, stages: list[str], profile: str, example: str | None = None, known: dict[str, dict] | None = None
 ) -> tuple[str, dict[str, Any], float]:
-    """The child that fuzzes `stages` of the cell's family: (task, arguments without the cell, timeout). A probe
-    stage is checked first, as in the run: its fuzz test runs through what its check compiled."""
-    if fuzz_family(cell) == "probe":
-        return probe_task([], stages, profile, example, known)
+    """The child that fuzzes `stages` of the cell's family: (task, arguments without the cell, timeout)."""
     args: dict[str, Any] = {"stages": stages, "profile": profile, "example": example, "known": known or {}}
     timeout = FUZZ_STAGE_TIMEOUT * (len(stages) + 1)
+    if fuzz_family(cell) == "probe":
+        return "fuzz_probe", args, timeout
     return "fuzz_export", {**args, "mode": STAGES[cell.stage].export_mode}, timeout
-
-
-def fuzz_result(result: ChildResult, cell: Cell) -> Outcome:
-    """The cell's fuzz outcome from a child that fuzzed it: its export's, else its fuzz phase's."""
-    return result.outcome(fuzz_phase(cell.stage), among=("export", fuzz_phase(cell.stage)))
 
 
 def sequence_task(
