@@ -338,6 +338,10 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--compat-durations: *missing.json*no cell was run*"])
+    (project.path / "more.json").unlink()  # a copy of the repository without a file its ini names: the ini's fault
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*compat_durations (*tox.ini): *more.json*no cell was run*"])
 
 
 @pytest.mark.slow
