@@ -53,7 +53,9 @@ class MatrixRun:
         )
         self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
         # Where they come from, as an error names it: the option, else the ini's list (relative to the ini file).
-        self.durations_source = "--compat-durations" if config.getoption("compat_durations") else "compat_durations"
+        self.durations_source = (
+            "--compat-durations" if config.getoption("compat_durations") else f"compat_durations ({config.inipath})"
+        )
         self.durations_paths: list[str] = config.getoption("compat_durations") or [
             str(path) for path in config.getini("compat_durations")
         ]
@@ -88,12 +90,7 @@ class MatrixRun:
         try:
             return schedule.recorded_seconds(*map(results.load, self.durations_paths))
         except ResultsError as exc:
-            where = (
-                f"{self.durations_source} ({self.config.inipath})"
-                if self.durations_source == "compat_durations"
-                else self.durations_source
-            )
-            raise pytest.UsageError(f"{where}: {exc}; no cell was run") from None
+            raise pytest.UsageError(f"{self.durations_source}: {exc}; no cell was run") from None
 
     @functools.cached_property
     def split_lanes(self) -> frozenset[str]:
