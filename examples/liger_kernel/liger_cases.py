@@ -126,25 +126,9 @@ def cross_entropy_fn_reference(input, target, weight, label_smoothing, reduction
     )
 
 
-class CausalLMHeadLoss(torch.nn.Module):
-    """A causal LM's loss: its head's weight, a Parameter, handed to LigerFusedLinearCrossEntropyLoss with the last
-    hidden states and the labels, as Liger's patched models hand theirs (liger_kernel/transformers/model/llama.py:
-    `lm_head_weight=lm_head.weight`). Held as a Parameter, the weight's sizes are static under
-    `torch.compile(dynamic=True)`, as in a model; handed in as a plain tensor, the vocabulary and the hidden size were
-    symbolic too, and the first compile took 143 s instead of 53 s (H200, torch 2.11, results/benchmark/...)."""
-
-    def __init__(self, hidden: int, vocab: int):
-        super().__init__()
-        self.lm_head = torch.nn.Linear(hidden, vocab, bias=False)
-        self.loss = LigerFusedLinearCrossEntropyLoss()
-
-    def forward(self, x, target):
-        return self.loss(self.lm_head.weight, x, target)
-
-
-def fused_linear_cross_entropy_reference(m, x, target):
+def fused_linear_cross_entropy_reference(m, lin_weight, x, target):
     # Liger returns the loss in float32 whatever the inputs' dtype.
-    return F.cross_entropy(x.float() @ m.lm_head.weight.float().T, target, ignore_index=m.loss.ignore_index)
+    return F.cross_entropy(x.float() @ lin_weight.float().T, target, ignore_index=m.ignore_index)
 
 
 def _small_weights(module):
@@ -259,11 +243,12 @@ for _op in (
     ),
     Op(
         name="liger_fused_linear_cross_entropy",
-        doc="LigerFusedLinearCrossEntropyLoss()(lm_head.weight, x, target) as a causal LM calls it: the head's "
-        "matmul and the cross entropy in one, without materialising the logits",
-        shipped=Module(CausalLMHeadLoss, HIDDEN, FLCE_VOCAB),
+        doc="LigerFusedLinearCrossEntropyLoss(): the head's matmul and the "
+        "cross entropy in one, without materialising the logits",
+        shipped=Module(LigerFusedLinearCrossEntropyLoss),
         reference=fused_linear_cross_entropy_reference,
         inputs=(
+            Tensor("lin_weight", ("vocab", "hidden")),
             Tensor("x", ("tokens", "hidden")),
             Tensor("target", ("tokens",), dtype="int64", values=(0, "vocab")),
         ),
