@@ -138,6 +138,17 @@ def test_a_malformed_finding_is_refused_naming_the_row(bad, message):
         validate({"schema": 2, "cells": {}, "fuzz": {CELL: [row]}}, "test.yaml")
 
 
+def test_a_pin_recorded_under_another_declaration_is_refused_naming_the_row_and_what_does_not_fit():
+    cell = "matmul-triton_op-eager-float32-cpu_interpret"
+    example = '{"shape":[8,128],"layout":"contiguous","seed":0,"scale":1.0,"sign":"mixed","specials":[],'
+    example += '"sizes":[["m",8],["k",128],["n",96]]}'
+    for row in (fuzz_row([finding(example=example)]), fuzz_row(example=example)):
+        with pytest.raises(
+            ExpectationsError, match=rf"test.yaml: fuzz.{cell}\[0\]: the pinned .* k=128, but k is static"
+        ):
+            validate({"schema": 2, "cells": {}, "fuzz": {cell: [row]}}, "test.yaml")
+
+
 def test_accept_records_findings_and_names_those_no_entry_explains(tmp_path):
     exp = Expectations(tmp_path / "expectations.yaml", {"schema": 2, "cells": {}})
     views = finding(layout="sliced")

@@ -1,6 +1,7 @@
 """The generated inputs: a recipe materializes to the same values in every layout, shapes stay inside what the kernel
 and the artifact admit, boundaries are always sent, and the profiles are what CI and the GPU runner need."""
 
+import dataclasses
 import math
 
 import pytest
@@ -28,6 +29,7 @@ from compat.matrix.strategies import (
     last_dim_multiple,
     materialize,
     materialize_inputs,
+    misfit,
     profile_settings,
 )
 
@@ -153,3 +155,18 @@ def test_declared_examples_stay_in_every_dims_range_and_materialize_every_input(
     inputs = materialize_inputs(k, ex, dtype, "cpu")
     assert [tuple(t.shape) for t in inputs] == [shape_of(t, sizes) for t in k.tensors]
     assert Example.from_json(ex.to_json()) == ex
+    assert misfit(k, ex) is None
+
+
+def test_an_example_the_declaration_cannot_take_says_what_does_not_fit():
+    k = KERNELS["matmul"]  # m dynamic in [1, 1024]; k static at 64, n at 96; the first tensor a is (m, k)
+    (fits,) = [e for e in boundary_examples(k, "float32", exported=False) if dict(e.sizes)["m"] == 1]
+    assert misfit(k, fits) is None
+
+    def sized(**sizes):
+        return dataclasses.replace(fits, sizes=tuple({**dict(fits.sizes), **sizes}.items()))
+
+    assert misfit(k, sized(k=128)) == "k=128, but k is static at 64"
+    assert misfit(k, sized(m=2048)) == "m=2048, outside its declared range [1, 1024] (multiples of 1)"
+    assert misfit(k, dataclasses.replace(fits, sizes=fits.sizes[:2])).startswith("its sizes name ['k', 'm']")
+    assert misfit(k, dataclasses.replace(fits, shape=(64, 1))) == "its shape [64, 1] is not 'a''s at its sizes, [1, 64]"

@@ -64,6 +64,7 @@ from ..matrix.cells import (
     split_cell_id,
 )
 from ..matrix.kernels import KERNELS
+from ..matrix.strategies import misfit
 from . import findings, gate
 from .catalogue import KNOWN, by_key, explain
 from .findings import Finding, example_json
@@ -285,13 +286,14 @@ def validate(data: dict[str, Any], where: str) -> None:
             raise ExpectationsError(f"{where}: '{section}' must map cell ids to lists of rows")
         for cell_id, rows in data.get(section, {}).items():
             try:
-                _parse_key(str(cell_id), where)
+                cells = _parse_key(str(cell_id), where)
             except CompatError as exc:
                 raise ExpectationsError(str(exc)) from None
             if not isinstance(rows, list) or not rows:
                 raise ExpectationsError(f"{where}: {section}.{cell_id}: must be a non-empty list of rows")
             for i, row in enumerate(rows):
                 _validate_row(row, f"{where}: {section}.{cell_id}[{i}]", section)
+                _validate_examples(row, KERNELS[cells[0].kernel], f"{where}: {section}.{cell_id}[{i}]")
 
 
 def _validate_row(row: Any, where: str, section: str = "cells") -> None:
@@ -354,6 +356,22 @@ def _validate_row(row: Any, where: str, section: str = "cells") -> None:
             f"{where}: provenance must be {{measured: {{torch, triton, device, date}}}} (or a "
             f"list of those, for a row widened over versions) or {{documented: 'citation'}}"
         )
+
+
+def _validate_examples(row: dict[str, Any], kernel, where: str) -> None:
+    """Every example a fuzz row pins (its own, its findings', their earlier calls') must be one the op's declaration
+    can take: replayed as recorded under another, it would hand the op inputs no caller makes."""
+    pinned = [row["example"]] if row.get("example") else []
+    for finding in row.get("findings") or ():
+        pinned.append(finding["example"])
+        pinned += [ex.to_json() for _, ex in findings.sequence(finding["after"])] if finding.get("after") else []
+    for text in pinned:
+        why = misfit(kernel, example_json(text, where))
+        if why is not None:
+            raise ExpectationsError(
+                f"{where}: the pinned example {text} does not fit {kernel.name!r} as declared: {why}; "
+                "delete the row and accept again (--compat-accept) to pin what this declaration shows"
+            )
 
 
 def _validate_known(row: dict[str, Any], where: str) -> None:

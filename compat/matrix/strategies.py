@@ -151,6 +151,27 @@ def materialize_inputs(kernel, example: Example, dtype: str, device: str) -> tup
     return tuple(out)
 
 
+def misfit(kernel, example: Example) -> str | None:
+    """Why a declared-dims kernel cannot take `example` (its sizes name other dims, a static dim at another size, a
+    dynamic one outside its range, a shape not its first tensor's), or None: a pin recorded under an older declaration
+    would replay inputs no draw makes."""
+    if kernel.any_shape:
+        return None
+    sizes, declared = dict(example.sizes), [d.name for d in kernel.dims]
+    if sorted(sizes) != sorted(declared):
+        return f"its sizes name {sorted(sizes)}, the op declares the dims {sorted(declared)}"
+    for d in kernel.dims:
+        size = sizes[d.name]
+        if not d.dynamic and size != d.example:
+            return f"{d.name}={size}, but {d.name} is static at {d.example}"
+        if d.dynamic and not (d.min <= size <= d.max and size % d.multiple_of == 0):
+            return f"{d.name}={size}, outside its declared range [{d.min}, {d.max}] (multiples of {d.multiple_of})"
+    shape = _first_shape(kernel, sizes)
+    if tuple(example.shape) != shape:
+        return f"its shape {list(example.shape)} is not {kernel.tensors[0].name!r}'s at its sizes, {list(shape)}"
+    return None
+
+
 # ---- strategies ----
 
 SMALL_BUDGET = 2**16  # the element budget of nine examples in ten: the tenth may use the device's whole budget

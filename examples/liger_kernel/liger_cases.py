@@ -126,9 +126,26 @@ def cross_entropy_fn_reference(input, target, weight, label_smoothing, reduction
     )
 
 
-def fused_linear_cross_entropy_reference(m, lin_weight, x, target):
+class CausalLMHeadLoss(torch.nn.Module):
+    """A causal LM's loss: its head's weight, a Parameter, handed to LigerFusedLinearCrossEntropyLoss with the last
+    hidden states and the labels, as Liger's patched models hand theirs (liger_kernel/transformers/model/llama.py:
+    `lm_head_weight=lm_head.weight`). Held as a Parameter, the weight's sizes are static under
+    `torch.compile(dynamic=True)`, as in a model; handed in as a plain tensor, the vocabulary and the hidden size were
+    symbolic too, and the first compile took 143 s instead of 53 s (one H200, torch 2.11:
+    results/benchmark/flce-weight-as-parameter)."""
+
+    def __init__(self, hidden: int, vocab: int):
+        super().__init__()
+        self.lm_head = torch.nn.Linear(hidden, vocab, bias=False)
+        self.loss = LigerFusedLinearCrossEntropyLoss()
+
+    def forward(self, x, target):
+        return self.loss(self.lm_head.weight, x, target)
+
+
+def fused_linear_cross_entropy_reference(m, x, target):
     # Liger returns the loss in float32 whatever the inputs' dtype.
-    return F.cross_entropy(x.float() @ lin_weight.float().T, target, ignore_index=m.ignore_index)
+    return F.cross_entropy(x.float() @ m.lm_head.weight.float().T, target, ignore_index=m.loss.ignore_index)
 
 
 def _small_weights(module):
@@ -243,12 +260,11 @@ for _op in (
     ),
     Op(
         name="liger_fused_linear_cross_entropy",
-        doc="LigerFusedLinearCrossEntropyLoss(): the head's matmul and the "
-        "cross entropy in one, without materialising the logits",
-        shipped=Module(LigerFusedLinearCrossEntropyLoss),
+        doc="LigerFusedLinearCrossEntropyLoss()(lm_head.weight, x, target) as a causal LM calls it: the head's "
+        "matmul and the cross entropy in one, without materialising the logits",
+        shipped=Module(CausalLMHeadLoss, HIDDEN, FLCE_VOCAB),
         reference=fused_linear_cross_entropy_reference,
         inputs=(
-            Tensor("lin_weight", ("vocab", "hidden")),
             Tensor("x", ("tokens", "hidden")),
             Tensor("target", ("tokens",), dtype="int64", values=(0, "vocab")),
         ),
@@ -449,10 +465,16 @@ register_known(
         r"aten\.equal\.default",
         key="liger_flce_backward_equal",
         kernels=("liger_fused_linear_cross_entropy",),
-        stages=("compile_backward", "compile_dynamic_backward"),
+        stages=(
+            "compile_backward",
+            "compile_dynamic_backward",
+            *("export_strict", "export_static_strict", "save_load_strict", "decompose_strict"),
+            *("aoti_strict", "aoti_cpp_strict"),
+        ),
         reason="fused_linear_cross_entropy_backward asks torch.equal(grad_output, torch.tensor(1.0)) to skip "
         "scaling the gradients it computed in the forward: a bool read from tensor values, which Dynamo "
-        "cannot trace in the compiled backward (Data dependent operator)",
+        "cannot trace in the compiled backward (Data dependent operator). Strict export meets it too: the head's "
+        "weight, a Parameter, requires grad, so Dynamo traces the autograd.Function's backward with its forward",
         rewrite="compile the forward only (the backward runs eagerly as Liger ships it), or scale the gradients "
         "unconditionally",
         source=f"{LIGER}: liger_kernel/ops/fused_linear_cross_entropy.py, fused_linear_cross_entropy_backward",
