@@ -5,6 +5,7 @@ import os
 import signal
 
 import pytest
+import torch
 
 from compat.atomic import check_writable, write_atomic
 from compat.errors import ResultsError
@@ -135,3 +136,23 @@ def test_a_long_compile_error_keeps_the_compilers_error_lines_past_the_cut():
     assert len(outcome.message) <= MESSAGE_LIMIT and outcome.message.startswith("C++ compile error")
     assert outcome.message.endswith("main.cpp:912:3: error: 'foo' was not declared in this scope")
     assert from_exception(RuntimeError("x" * 5000)).message == "x" * MESSAGE_LIMIT  # no error lines: the head
+
+
+def chunked(x):
+    # A branch on the symbolic size, as a chunked loss or a compiler's pass takes one: a guard made here.
+    return x * 2 if x.shape[0] < 256 else x + 1
+
+
+def test_a_dynamic_compile_that_recompiles_names_where_its_failed_guard_was_made():
+    from torch._dynamo.testing import CompileCounter
+
+    from compat.child.checks import _compiled, stayed_dynamic
+
+    compiled, counter = _compiled(chunked, backend=CompileCounter(), dynamic=True)
+    compiled(torch.randn(37))
+    frames_after_first = counter.frame_count
+    compiled(torch.randn(1024))
+    judged = stayed_dynamic([counter], frames_after_first, Outcome("passed"), "n=1024")
+    assert (judged.kind, judged.error_type) == ("failed", "Recompiled")
+    assert judged.message.startswith("n=1024 recompiled: 2 frames after 1; the last recompile's failed guard came ")
+    assert "test_outcomes.py:" in judged.message and " in chunked" in judged.message and len(judged.message) < 400

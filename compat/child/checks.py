@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import re
 from typing import TYPE_CHECKING, Callable, cast
 
 import torch
@@ -559,13 +560,24 @@ def stayed_dynamic(counters: list, frames_after_first: int, result: Outcome, sec
             "failed", "NotDynamic", "no graph input has a symbolic size: dynamic=True specialised", detail=result.detail
         )
     if frames != frames_after_first:
+        failed = [r for reasons in torch._dynamo.utils.guard_failures.values() for r in reasons]
+        why = f"; the last recompile's failed guard came from {guard_origin(failed[-1])}" if failed else ""
         return Outcome(
             "failed",
             "Recompiled",
-            f"{second} recompiled: {frames} frames after {frames_after_first}",
+            f"{second} recompiled: {frames} frames after {frames_after_first}{why}",
             detail=result.detail,
         )
     return result
+
+
+def guard_origin(reason: str) -> str:
+    """Where a failed guard was made, as Dynamo's reason names it (`file.py:line in function`: the user's code, then
+    the framework's), else the reason: the cause a catalogue entry can match, without the guard's expression
+    (thousands of characters for a chunk size computed from a symbolic size)."""
+    first = reason.split("\n", 1)[0]
+    places = list(dict.fromkeys(re.findall(r"[\w./-]+\.py:\d+ in [\w<>]+", first)))
+    return ", ".join(places[:3]) if places else first[:200]
 
 
 # ---- gradients ----------------------------------------------------------------------------------------------------
