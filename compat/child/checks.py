@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import itertools
 import re
+import weakref
 from typing import TYPE_CHECKING, Callable, cast
 
 import torch
@@ -217,15 +219,43 @@ def _innermost(fn):
     return fn
 
 
+# Every Autotuner alive in this process, in the order this module first saw it: those made before it loaded by one
+# walk of the heap at the first ask, the later ones by their constructor. A walk per ask (every stage, every pinned
+# config) cost a CPU run's children more than their compiles of Triton's interpreted kernels.
+_AUTOTUNERS: weakref.WeakValueDictionary[int, Autotuner] = weakref.WeakValueDictionary()
+_walked_heap = False
+_made = itertools.count()
+
+
+def _track(init: Callable) -> Callable:
+    @functools.wraps(init)
+    def tracked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        _AUTOTUNERS[next(_made)] = self
+
+    return tracked
+
+
+Autotuner.__init__ = _track(Autotuner.__init__)  # a subclass's init calls it too
+
+
+def live_autotuners() -> list:
+    global _walked_heap
+    if not _walked_heap:
+        known = {id(t) for t in _AUTOTUNERS.values()}
+        for obj in gc.get_objects():
+            # issubclass, not isinstance: isinstance raises on a weak proxy whose object is gone
+            if issubclass(type(obj), Autotuner) and id(obj) not in known:
+                _AUTOTUNERS[next(_made)] = obj
+        _walked_heap = True
+    return list(_AUTOTUNERS.values())
+
+
 def autotuners_of(jit) -> list:
     """The Autotuners alive in this process that tune `jit` (under any wrapper): the style's own, never another
     library's that its import decorated (Liger-Kernel decorates dozens at import), nor torch's traced copies."""
     target = _innermost(jit)
-    tuners = [
-        obj
-        for obj in gc.get_objects()  # issubclass: see fresh_autotuners
-        if issubclass(type(obj), Autotuner) and _innermost(obj) is target
-    ]
+    tuners = [obj for obj in live_autotuners() if _innermost(obj) is target]
     return [t for t in tuners if not _traced_copy(t, tuners)]
 
 
@@ -302,9 +332,8 @@ def fresh_autotuners() -> None:
     does, whatever stage ran before it here: benchmarking an in-place kernel writes into its output, and an outcome
     must not depend on which cells share a process (11 cells of a 600-cell H100 sample passed only where another
     stage had tuned first)."""
-    for obj in gc.get_objects():
-        if issubclass(type(obj), Autotuner):  # not isinstance: it raises on a weak proxy whose object is gone
-            obj.cache.clear()
+    for tuner in live_autotuners():
+        tuner.cache.clear()
 
 
 @functools.cache

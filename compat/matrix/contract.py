@@ -511,6 +511,15 @@ class Contract:
         return result[: len(self.outputs)] if getattr(self, "saved", ()) else result
 
     def features(self) -> frozenset:
+        """What the entry declares that a stage may need (MISSING_FEATURE), worked out once: an entry is frozen, and a
+        run asks it of every cell it parses."""
+        known = self.__dict__.get("_features")
+        if known is None:
+            known = self._declared_features()
+            object.__setattr__(self, "_features", known)
+        return known
+
+    def _declared_features(self) -> frozenset:
         have = {
             "unary": len(self.inputs) == 1 and len(self.outputs) == 1 and not self.mutates,
             "dynamic": self.any_shape or any(d.dynamic for d in self.dims),
@@ -600,7 +609,7 @@ class Kernel(Contract):
         arg_names = getattr(self.jit, "arg_names", ())
         return tuple(f"{m}_ptr" for m in self.mutates if f"{m}_ptr" in arg_names)
 
-    def features(self) -> frozenset:
+    def _declared_features(self) -> frozenset:
         have = {
             "triton": True,
             "backward": self.backward is not None,
@@ -608,7 +617,7 @@ class Kernel(Contract):
             "tunable": self.tunable is not None,
             "tunable_inplace": self.tunable is not None and bool(self.mutated_pointers()),
         }
-        return super().features() | frozenset(k for k, v in have.items() if v)
+        return super()._declared_features() | frozenset(k for k, v in have.items() if v)
 
 
 SHIPPED_DEVICES = ("cuda", "cpu_interpret")
@@ -702,9 +711,9 @@ class Op(Contract):
     def helper_ops(self) -> tuple[torch._ops.OpOverload, ...]:
         return tuple(op for op in map(_library_op, self.helpers) if op is not None)
 
-    def features(self) -> frozenset:
+    def _declared_features(self) -> frozenset:
         have = {"shipped": True, "library_op": self.library_op is not None, "differentiable": self.differentiable}
-        return super().features() | frozenset(k for k, v in have.items() if v)
+        return super()._declared_features() | frozenset(k for k, v in have.items() if v)
 
 
 def _library_op(fn: Any) -> Optional[torch._ops.OpOverload]:

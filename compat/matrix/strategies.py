@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from ..errors import CompatError
-from .model import bounded, in_domain, integer_range, shape_of, torch_device
+from .model import bounded, in_domain, integer_range, shape_of, standard_normal, torch_device
 
 # The element budget of one example, and the top of an exported artifact's dynamic range: the device's
 # `fuzz_elements` (compat.matrix.cells), this by default.
@@ -92,8 +92,7 @@ def _values(
     interval's from the unscaled draw: a sigmoid of 1e30 is its end, no value a caller passes); `specials` only
     where no domain is declared (NaN, inf and the others lie outside every domain)."""
     numel = math.prod(shape)
-    gen = torch.Generator().manual_seed(seed)
-    values = torch.randn(numel, generator=gen, dtype=torch.float64) * example.scale
+    values = standard_normal((numel,), seed) * example.scale
     if example.sign != "mixed":
         values = values.abs() * (-1.0 if example.sign == "negative" else 1.0)
     values = in_domain(values / example.scale if bounded(domain) else values, domain)
