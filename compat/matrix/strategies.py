@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
 import torch
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from ..errors import CompatError
@@ -44,6 +44,9 @@ for _name, _options in PROFILES.items():
         print_blob=False,
         report_multiple_bugs=False,
         suppress_health_check=[HealthCheck.too_slow],
+        # No explain phase: after shrinking it calls the test up to a thousand times more, each call a run of the
+        # artifacts, for comments in Hypothesis's own report, which no outcome shows (its falsifying example is ours).
+        phases=[phase for phase in Phase if phase != Phase.explain],
         **_options,
     )
 
