@@ -134,6 +134,26 @@ def test_expected_outcome_passes_and_the_results_file_holds_the_cell(project):
 
 
 @pytest.mark.slow
+def test_workers_judge_by_the_rows_the_session_read_when_it_started(project):
+    """The expectations are read once, by the session's process (compat.run.matrix_run.READ_ONCE): a file changed
+    once the run has started (here, broken by each xdist worker as it starts) changes nothing in that run."""
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    project.makeconftest(
+        "import pytest\n"
+        'pytest_plugins = ("compat.plugin",)\n\n\n'
+        "@pytest.hookimpl(tryfirst=True)  # before the plugin's own\n"
+        "def pytest_configure(config):\n"
+        "    if hasattr(config, 'workerinput'):\n"
+        "        (config.rootpath / 'expectations.yaml').write_text('cells: [not: valid')\n"
+    )
+    result = run(project, "-n", "2", "--compat-results=r.json")
+    result.assert_outcomes(passed=1)
+    assert "not: valid" in (project.path / "expectations.yaml").read_text()  # the workers did break it
+    (cell,) = json.loads((project.path / "r.json").read_text())["cells"]
+    assert cell["expected_at"] and cell["verdict"] is None
+
+
+@pytest.mark.slow
 def test_changed_outcome_fails_the_gate_and_says_how_to_record_it(project):
     expect(
         project,

@@ -6,6 +6,7 @@ writes the results file, the accept and the summary. What it shares with the wor
 from __future__ import annotations
 
 import datetime
+import pickle
 import shutil
 import signal
 import subprocess
@@ -27,7 +28,7 @@ from . import runfiles
 from .environment import machine_label
 from .launcher import INTERRUPTED, start_isa_detection
 from .loadgroup import SharedChildScheduling, cell_of
-from .matrix_run import ISA_FILE, RECORD, MatrixRun
+from .matrix_run import ISA_FILE, READ_ONCE, RECORD, MatrixRun
 from .options import children_mode
 from .session import build_counts, cut_short
 from .workers import gpu_for, visible_gpus
@@ -69,6 +70,7 @@ class Controller(MatrixRun):
                 raise pytest.UsageError(f"{option} {path}: cannot be written ({exc}){fix}; no cell was run") from None
         if self.durations_paths:
             _ = self.recorded_seconds  # bad input stops the run before any cell
+        self.write_read_once()
         if self.baseline_path:
             try:
                 _ = self.baseline  # bad input stops the run before any cell; loaded once, for the whole run
@@ -92,6 +94,15 @@ class Controller(MatrixRun):
         self.interrupted: str | None = None
         self.changes_path: Path | None = None
         self.nothing_ran: str | None = None  # why, where every cell the run recorded was skipped
+
+    def write_read_once(self) -> None:
+        """What this process read for the run, for its workers (compat.run.matrix_run.READ_ONCE)."""
+        read = {
+            "expectations": self.expectations,
+            "recorded_seconds": self.recorded_seconds if self.durations_paths else {},
+        }
+        with open(self.run_dir / READ_ONCE, "wb") as f:
+            pickle.dump(read, f, protocol=pickle.HIGHEST_PROTOCOL)
 
     def pytest_sessionstart(self, session):
         self.has_workers = self.config.pluginmanager.has_plugin("dsession")

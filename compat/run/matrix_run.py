@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import time
 from pathlib import Path
 
@@ -33,6 +34,11 @@ from .session import RunSession
 
 RECORD = {"cells": "compat_cell", "fuzz": "compat_fuzz"}  # user_properties name per expectations section
 ISA_FILE = "isa.json"  # in the run directory: the CPU ISAs Inductor detected, once per run
+# In the run directory: the expectations and recorded seconds as the controller read them, for its workers. Each
+# worker parsed both files itself before (2-3 CPU-s a worker on the CI's machine, where a nested run of 2 workers
+# costs about 20 CPU-s in all), and a file edited while the workers started could give them rows the controller
+# never read.
+READ_ONCE = "read-once.pickle"
 
 
 class MatrixRun:
@@ -45,13 +51,7 @@ class MatrixRun:
         # after its fork (this process and its workers fork nothing, so CUDA may be initialised here).
         self.after_fork = tuple(cases) if import_cases(cases, forks=False) else ()
         self.accept = config.getoption("compat_accept")
-        named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
-        default = (
-            Path(config.inipath).parent / ini
-            if ini and config.inipath
-            else Path(config.rootpath) / (ini or "expectations.yaml")
-        )
-        self.expectations = Expectations.for_run(named or default, named is not None, self.accept)
+        self.expectations = self.read_expectations()
         # Where they come from, as an error names it: the option, else the ini's list (relative to the ini file).
         self.durations_source = (
             "--compat-durations" if config.getoption("compat_durations") else f"compat_durations ({config.inipath})"
@@ -71,6 +71,16 @@ class MatrixRun:
             {var: path for var, path in compiler_caches(run_dir / "cache").items() if var not in self.private_caches}
         )
         self.session: RunSession | None = None  # once the cells are collected
+
+    def read_expectations(self) -> Expectations:
+        config = self.config
+        named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
+        default = (
+            Path(config.inipath).parent / ini
+            if ini and config.inipath
+            else Path(config.rootpath) / (ini or "expectations.yaml")
+        )
+        return Expectations.for_run(named or default, named is not None, self.accept)
 
     @functools.cached_property
     def env(self) -> dict:
@@ -277,12 +287,23 @@ class MatrixRun:
 
 
 class Worker(MatrixRun):
-    """An xdist worker: runs the cells it is sent in the controller's run directory, on the GPU it is pinned to."""
+    """An xdist worker: runs the cells it is sent in the controller's run directory, on the GPU it is pinned to, with
+    the expectations and recorded seconds the controller read for the whole run (`READ_ONCE`)."""
 
     def __init__(self, config, cases: tuple[str, ...]):
         if "compat_gpu" in config.workerinput:  # before anything in this worker initialises CUDA
             os.environ["CUDA_VISIBLE_DEVICES"] = config.workerinput["compat_gpu"]
-        super().__init__(config, cases, Path(config.workerinput["compat_run_dir"]))
+        run_dir = Path(config.workerinput["compat_run_dir"])
+        with open(run_dir / READ_ONCE, "rb") as f:
+            self.read_once: dict = pickle.load(f)
+        super().__init__(config, cases, run_dir)
+
+    def read_expectations(self) -> Expectations:
+        return self.read_once["expectations"]
+
+    @functools.cached_property
+    def recorded_seconds(self) -> dict[str, float]:
+        return self.read_once["recorded_seconds"]
 
 
 def _gpu_used(outcome) -> str:
