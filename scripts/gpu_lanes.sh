@@ -6,6 +6,7 @@
 # by scripts/gpu_run.sh into $work, then its profile). At DEADLINE_S every run still going gets SIGINT (a run writes
 # what it measured), then whatever exists is packed: one archive, $OUT/lanes.tar.gz, also packed after each run.
 # The carried wheels (.whl/) install first (scripts/gpu_wheels.sh); name the commit in the call: COMPAT_COMMIT=...
+# (in each lane where lanes run different checkouts: a before/after call).
 set -u
 . "$(dirname "$0")/gpu_wheels.sh"  # root, PYTHONPATH, the carried wheels
 deadline=$1
