@@ -1,8 +1,12 @@
 """A child that crashes, hangs or exits becomes that phase's outcome, whichever way it was started (forked from the warm
 server, or a fresh interpreter); what fails outside every phase is a harness error; the parent carries on."""
 
+import concurrent.futures
 import dataclasses
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -113,6 +117,85 @@ def test_the_warm_server_is_started_once_and_fresh_children_once_each(tmp_path):
     finally:
         forked.close()
         fresh.close()
+
+
+def _wait_for(path: Path, within: float = 120.0) -> str:
+    deadline = time.monotonic() + within
+    while not (path.exists() and path.read_text()):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.1)
+    return path.read_text()
+
+
+@pytest.mark.slow
+def test_the_workers_of_a_run_share_one_warm_server_and_run_their_children_side_by_side(tmp_path):
+    owner = Launcher(tmp_path, "forked", imports=("tests.children",))
+    worker = Launcher(tmp_path, "forked", imports=("tests.children",), owner=os.getpid())
+    marker = tmp_path / "hanging"
+    hung = concurrent.futures.ThreadPoolExecutor(1).submit(
+        _run, owner, tmp_path / "owner", "hangs", timeout=20, marker=str(marker)
+    )
+    try:
+        _wait_for(marker)  # the owner's child runs: the worker's runs beside it, from the same server
+        assert _run(worker, tmp_path / "worker", "passes").outcome("work").kind == "passed"
+        assert not hung.done()
+        assert hung.result().outcome("work").kind == "timed_out"
+        assert (owner.started, worker.started) == (1, 0)
+        assert len(list((tmp_path / "servers").glob("*.json"))) == 1
+    finally:
+        worker.close()
+        owner.close()
+
+
+_WORKER = """
+import sys
+from pathlib import Path
+from compat.run.launcher import Launcher
+launcher = Launcher(Path(sys.argv[1]), "forked", imports=("tests.children",), owner=int(sys.argv[2]))
+launcher.run("test_spawns_and_hangs", {"marker": sys.argv[3]}, workdir=Path(sys.argv[1]) / "w", env={}, timeout=600)
+"""
+
+
+def _process(tmp_path: Path, *args: str) -> subprocess.Popen:
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.Popen([sys.executable, "-c", _WORKER, str(tmp_path), *args], cwd=root)
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_takes_its_child_and_leaves_the_server_to_the_others(tmp_path):
+    owner = Launcher(tmp_path, "forked", imports=("tests.children",))
+    try:
+        assert _run(owner, tmp_path / "first", "passes").outcome("work").kind == "passed"
+        marker = tmp_path / "pids"
+        worker = _process(tmp_path, str(os.getpid()), str(marker))
+        pids = list(map(int, _wait_for(marker).split()))
+        worker.kill()  # an xdist worker that crashed: its connection closes
+        worker.wait()
+        for pid in pids:  # its child and the compiler it started
+            assert _gone(pid), f"process {pid} outlived the worker that asked for it"
+        assert _run(owner, tmp_path / "after", "passes").outcome("work").kind == "passed"
+        assert owner.started == 1
+    finally:
+        owner.close()
+
+
+@pytest.mark.slow
+def test_the_run_s_warm_server_and_its_children_end_with_the_run_s_owner(tmp_path):
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # the run's owner
+    marker = tmp_path / "pids"
+    worker = _process(tmp_path, str(owner.pid), str(marker))
+    try:
+        pids = list(map(int, _wait_for(marker).split()))
+        (record,) = [json.loads(p.read_text()) for p in (tmp_path / "servers").glob("*.json")]
+        owner.kill()  # killed, so it stopped nothing itself
+        owner.wait()
+        for pid in (record["pid"], *pids):
+            assert _gone(pid), f"process {pid} outlived the run's owner"
+    finally:
+        worker.kill()
+        worker.wait()
+        owner.kill()
+        owner.wait()
 
 
 @pytest.mark.slow

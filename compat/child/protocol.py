@@ -39,3 +39,9 @@ PACKAGE_STORE_ENV = "COMPAT_PACKAGE_STORE"  # the run's store of AOTI libraries,
 # Timeouts of the C++ runner's build and of one run of a package from C++, in seconds.
 CPP_BUILD_TIMEOUT_S = 600.0
 CPP_RUN_TIMEOUT_S = 240.0  # a load and a run of seconds, and the steady state's few hundred calls
+
+
+def unix_address(address: str) -> str:
+    """A warm server's socket address as the socket module takes it: '@name' is Linux's abstract namespace (no file,
+    gone with the server), anything else a path."""
+    return "\0" + address[1:] if address.startswith("@") else address

@@ -1,16 +1,20 @@
-"""The warm server: one per xdist worker and device environment, started by compat.run.launcher, that forks the children.
+"""The warm server: one per run and device environment, shared by the run's workers (compat.run.launcher starts it
+on the first child it needs), that forks the children.
 
 It pays once what every child would otherwise pay: importing torch, triton, Dynamo, torch.export, Inductor, the
 suite's modules and the user's (measured on the H100 runner: 15 s per interpreter, several hundred interpreters a
-run). It never initialises CUDA: torch's availability checks go through NVML (PYTORCH_NVML_BASED_CUDA_CHECK=1, set by
-the launcher: PyTorch's fork-safe check), so a forked child can still use CUDA. Each task runs in a fork of that clean
-state, so a cell never sees another cell's Python state, and a crash or hang stays the child's.
+run; one server per worker still cost 16 workers 223 CPU-s of imports on one H100). It never initialises CUDA: torch's
+availability checks go through NVML (PYTORCH_NVML_BASED_CUDA_CHECK=1, set by the launcher: PyTorch's fork-safe
+check), so a forked child can still use CUDA. Each task runs in a fork of that clean state, so a cell never sees
+another cell's Python state, and a crash or hang stays the child's.
 
-Protocol, one JSON object per line. The server first answers {"ready": pid} (or {"error": text} when an import
-failed). Then the parent writes {"task": PATH, "journal": PATH, "log": PATH}; the server answers {"pid": N} once the
-child runs and {"pid": N, "status": WAITSTATUS, "cpu_s": SECONDS} when it ended (the CPU time of the child and of every
-process it waited for: its compilers). EOF on stdin, SIGTERM, or its parent's death (Linux's
-parent-death signal) end the server, and with it the running child's process group.
+Protocol, one JSON object per line. On its stdout the server first answers its starter {"ready": pid} (or {"error":
+text} when an import failed), then listens on a Unix socket (ADDRESS). On each connection a client writes {"task":
+PATH, "journal": PATH, "log": PATH}; the server answers {"pid": N} once the child runs and {"pid": N, "status":
+WAITSTATUS, "cpu_s": SECONDS} when it ended (the CPU time of the child and of every process it waited for: its
+compilers). A connection runs one task at a time; connections run theirs side by side. A connection that closes
+takes its running child's process group with it; SIGTERM, or the end of the run's owner (the process that owns the
+run's servers, OWNER), ends the server and every child it runs.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ import importlib
 import json
 import os
 import resource
+import selectors
 import signal
+import socket
 import sys
 import time
 import traceback
 
 from ..processes import kill_group, parent_death_signal
-from .protocol import IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK
+from .protocol import IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK, unix_address
 
 # Modules every child uses, imported once here (none of them initialises CUDA).
 PRELOAD = (
@@ -47,13 +53,14 @@ PRELOAD = (
     "compat.child.fuzz",
     "compat.child.canary",
 )
+OWNER_POLL_S = 1.0  # how often the server checks that the run's owner still lives
 
-_running: int | None = None  # the child being waited for
+_running: dict[int, socket.socket] = {}  # each running child, by pid: the connection that asked for it
 
 
-def _stop(signum, frame) -> None:
-    if _running is not None:
-        kill_group(_running)
+def _stop(signum=None, frame=None) -> None:
+    for pid in list(_running):
+        kill_group(pid)
     os._exit(0)
 
 
@@ -65,13 +72,17 @@ def _restore_user_env() -> None:
         os.environ[NVML_CHECK] = user
 
 
-def _child(request: dict) -> None:
-    """In the forked child: a process group of its own, the log as stdout and stderr, then the task. Never returns."""
+def _child(request: dict, inherited: list[int]) -> None:
+    """In the forked child: none of the server's descriptors (`inherited`), a process group of its own, the log as
+    stdout and stderr, then the task. Never returns."""
     code = 1
     try:
+        for fd in inherited:
+            os.close(fd)
+        signal.set_wakeup_fd(-1)
         os.setpgid(0, 0)
         parent_death_signal(signal.SIGKILL)
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing CUDA process can dump gigabytes of core
         _restore_user_env()
@@ -92,46 +103,144 @@ def _child(request: dict) -> None:
         os._exit(code)
 
 
-def main() -> None:
-    global _running
-    protocol = os.fdopen(os.dup(1), "w", buffering=1)  # stdout is the protocol; prints go to the log (stderr)
-    os.dup2(2, 1)
-    parent_death_signal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; a terminal's ^C reaches it, not us
-    start = time.monotonic()
+def _send(conn: socket.socket, message: dict) -> None:
     try:
-        for module in PRELOAD:
-            importlib.import_module(module)
-        # Inside the try, after PRELOAD: an import that fails is reported to the parent through the protocol.
-        from ..matrix.cases import import_cases
+        conn.sendall((json.dumps(message) + "\n").encode())
+    except OSError:  # the client is gone: its connection's end kills what it asked for
+        pass
 
-        # The user's modules: refused if one initialises CUDA, which no child forked from here could then use.
-        import_cases(filter(None, os.environ.get(IMPORTS_ENV, "").split(",")), "the warm server")
-    except BaseException as exc:  # noqa: BLE001 - the parent raises it as a harness error
-        traceback.print_exc()
-        protocol.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
-        return
-    protocol.write(json.dumps({"ready": os.getpid(), "seconds": round(time.monotonic() - start, 1)}) + "\n")
-    for line in sys.stdin:
-        request = json.loads(line)
+
+class _Serving:
+    """The server's loop: connections, their requests, and the children's ends (SIGCHLD, through a wakeup pipe)."""
+
+    def __init__(self, listener: socket.socket, owner: int):
+        self.listener, self.owner = listener, owner
+        self.select = selectors.DefaultSelector()
+        self.select.register(listener, selectors.EVENT_READ, "accept")
+        wake_read, wake_write = os.pipe()
+        for fd in (wake_read, wake_write):
+            os.set_blocking(fd, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)  # a Python handler, so the wakeup fd is written
+        signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+        self.select.register(wake_read, selectors.EVENT_READ, "children")
+        self.pipe = (wake_read, wake_write)
+        self.owner_fd = _pidfd(owner)
+        if self.owner_fd is not None:
+            self.select.register(self.owner_fd, selectors.EVENT_READ, "owner")
+        self.buffers: dict[socket.socket, bytes] = {}
+
+    def descriptors(self) -> list[int]:
+        """What a forked child must close: every descriptor of the server's."""
+        owner = [self.owner_fd] if self.owner_fd is not None else []
+        return [self.listener.fileno(), *self.pipe, *owner, *(c.fileno() for c in self.buffers)]
+
+    def forever(self) -> None:
+        while True:
+            for key, _ in self.select.select(timeout=OWNER_POLL_S):
+                if key.data == "accept":
+                    conn, _ = self.listener.accept()
+                    self.buffers[conn] = b""
+                    self.select.register(conn, selectors.EVENT_READ, "client")
+                elif key.data == "children":
+                    while os.read(self.pipe[0], 512) == 512:
+                        pass
+                elif key.data == "owner":
+                    _stop()
+                else:
+                    self.read(key.fileobj)  # type: ignore[arg-type]
+            self.reap()
+            if self.owner_fd is None and not _alive(self.owner):
+                _stop()
+
+    def read(self, conn: socket.socket) -> None:
+        try:
+            data = conn.recv(1 << 16)
+        except ConnectionError:
+            data = b""
+        if not data:  # the client is gone: so is what it asked for
+            self.select.unregister(conn)
+            del self.buffers[conn]
+            for pid, asked in list(_running.items()):
+                if asked is conn:
+                    kill_group(pid)
+            conn.close()
+            return
+        *lines, self.buffers[conn] = (self.buffers[conn] + data).split(b"\n")
+        for line in lines:
+            self.start(conn, json.loads(line))
+
+    def start(self, conn: socket.socket, request: dict) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            protocol.close()
-            _child(request)
+            _child(request, self.descriptors())
         try:
-            os.setpgid(pid, pid)  # also here: the parent may kill the group before the child set it
+            os.setpgid(pid, pid)  # also here: the client may kill the group before the child set it
         except (PermissionError, ProcessLookupError):
             pass
-        _running = pid
-        protocol.write(json.dumps({"pid": pid}) + "\n")
-        _, status, usage = os.wait4(pid, 0)
-        _running = None
-        protocol.write(json.dumps({"pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime}) + "\n")
-    _stop(None, None)
+        _running[pid] = conn
+        _send(conn, {"pid": pid})
+
+    def reap(self) -> None:
+        while _running:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            if pid == 0:
+                return
+            conn = _running.pop(pid, None)
+            if conn is not None and conn in self.buffers:
+                _send(conn, {"pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime})
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` ends (Linux 5.3), or None where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def listen(address: str) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(unix_address(address))
+    listener.listen(128)
+    return listener
+
+
+def main(address: str, owner: int) -> None:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)  # stdout answers the starter; prints go to the log (stderr)
+    os.dup2(2, 1)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run decides; a terminal's ^C reaches it, not us
+    start = time.monotonic()
+    try:
+        for module in PRELOAD:
+            importlib.import_module(module)
+        # Inside the try, after PRELOAD: an import that fails is reported to the starter through the protocol.
+        from ..matrix.cases import import_cases
+
+        # The user's modules: refused if one initialises CUDA, which no child forked from here could then use.
+        import_cases(filter(None, os.environ.get(IMPORTS_ENV, "").split(",")), "the warm server")
+        listener = listen(address)
+    except BaseException as exc:  # noqa: BLE001 - the starter raises it as a harness error
+        traceback.print_exc()
+        protocol.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        return
+    serving = _Serving(listener, owner)
+    protocol.write(json.dumps({"ready": os.getpid(), "seconds": round(time.monotonic() - start, 1)}) + "\n")
+    protocol.close()
+    serving.forever()
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1], int(sys.argv[2]))

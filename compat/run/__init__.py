@@ -1,6 +1,6 @@
 """The run, parent side: what decides which work runs where. The pytest controller and worker (compat.plugin registers
 one), the run session (directory, shared groups, locks, each cell's outcome read from its children), the launcher of
-warm servers and children, xdist's worker count and GPU pinning, the plugin's options, the environment's description,
+children and the run's shared warm servers, xdist's worker count and GPU pinning, the plugin's options, the environment's description,
 and the doctor.
 
 May import: compat.matrix, compat.evidence, compat.report (the terminal summary), compat.child.protocol alone (the

@@ -6,6 +6,7 @@ writes the results file, the accept and the summary. What it shares with the wor
 from __future__ import annotations
 
 import datetime
+import os
 import pickle
 import shutil
 import signal
@@ -24,7 +25,7 @@ from ..evidence.outcomes import Outcome
 from ..matrix.stages import STAGES
 from ..processes import exit_within, stop_descendants
 from ..report.summary import needs_reason_lines, summary_lines
-from . import runfiles
+from . import runfiles, servers
 from .environment import machine_label
 from .launcher import INTERRUPTED, start_isa_detection
 from .loadgroup import SharedChildScheduling, cell_of
@@ -136,6 +137,7 @@ class Controller(MatrixRun):
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node):
         node.workerinput["compat_run_dir"] = str(self.run_dir)
+        node.workerinput["compat_owner"] = os.getpid()
         gpus = visible_gpus()
         if gpus:
             node.workerinput["compat_gpu"] = gpu_for(node.gateway.id, gpus)
@@ -174,6 +176,8 @@ class Controller(MatrixRun):
         if self.isa_detection is not None and self.isa_detection.poll() is None:
             self.isa_detection.kill()
             self.isa_detection.wait()
+        if self.has_workers:  # the workers' cells are done: the run's warm servers are this process's to stop
+            servers.stop(self.run_dir)
         self._write_results()  # before anything else of an interrupted run's ending: what it measured, within seconds
         if self.interrupted:
             stop_descendants(below_children=self.has_workers)

@@ -1,9 +1,9 @@
 """Parent side: start a child for a task, wait for it within its budget, and read what it recorded.
 
 Two ways to start a child, chosen per run (`--compat-children`):
-- `forked` (the default on Linux): a fork of the warm server this process keeps per device environment
-  (compat.child.server), which imported torch and the suite once; the run's CPU ISA detection is shared with it
-  (compat.child.toolchain).
+- `forked` (the default on Linux): a fork of the run's warm server for the device environment (compat.child.server,
+  shared by the run's workers: compat.run.servers), which imported torch and the suite once; the run's CPU ISA
+  detection is shared with it (compat.child.toolchain).
 - `fresh`: a new interpreter per task (`python -m compat.child`), which imports everything and detects the ISAs
   itself: the old way, kept for the benchmark that measures the difference and for platforms without fork.
 
@@ -14,12 +14,10 @@ before the task began, or outside every phase, is a HarnessError.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import resource
-import select
 import shutil
 import signal
 import subprocess
@@ -35,8 +33,8 @@ from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
 from ..processes import kill_for_time, kill_group, parent_death_signal
 from .options import DEFAULT_MODE, MODES
+from .servers import Connection, connect, server_env, stop, tail
 
-SERVER_START_S = 900.0  # importing torch and the suite, on a machine busy with a whole run
 INTERRUPTED = "INTERRUPTED"  # a file in the run directory: the run is being stopped, children die on purpose
 
 
@@ -146,13 +144,6 @@ def read_journal(path: Path) -> ChildResult:
     return result
 
 
-def _tail(path: Path, chars: int = 3000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return ""
-
-
 # One thread's stack in faulthandler's dump; a dump is a run of them.
 _THREAD = r"(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):\n(?:  .*\n)*\n?"
 _DUMP = re.compile(f"(?:{_THREAD})+")
@@ -161,7 +152,7 @@ _DUMP = re.compile(f"(?:{_THREAD})+")
 def _stacks(path: Path, chars: int = 4000) -> str:
     """The stacks a child wrote when it was asked before being killed for its time (compat.processes.kill_for_time),
     innermost frames first; or its log's tail when it wrote none."""
-    text = _tail(path, 1 << 20)
+    text = tail(path, 1 << 20)
     dumps = _DUMP.findall(text)
     return dumps[-1][:chars] if dumps else text[-chars:]
 
@@ -176,10 +167,10 @@ def collect(journal: Path, log: Path, rc: int | None, timed_out: bool, timeout: 
         if timed_out:
             died = outcomes.timed_out(timeout, phase, _stacks(log))
         else:  # exited 0 with a phase open is the child's own bug
-            died = outcomes.from_exit(rc or 0, _tail(log), phase)
+            died = outcomes.from_exit(rc or 0, tail(log), phase)
         if not result.ready and not result.harness_error:
             result.harness_error = (
-                f"the child ended before its task began ({died.message}); its log ends: {_tail(log, 600).strip()}"
+                f"the child ended before its task began ({died.message}); its log ends: {tail(log, 600).strip()}"
             )
         result.phases[phase] = died
     return result
@@ -225,91 +216,9 @@ def start_isa_detection(path: Path) -> subprocess.Popen:
         )
 
 
-class Server:
-    """One warm server (compat.child.server) and the pipe to it."""
-
-    def __init__(self, env: dict[str, str], log: Path):
-        log.parent.mkdir(parents=True, exist_ok=True)
-        self.log = log
-        with open(log, "w") as logf:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-X", "faulthandler", "-m", "compat.child.server"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=logf,
-                env=env,
-                start_new_session=True,
-                preexec_fn=_child_setup,
-                bufsize=0,
-            )
-        assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped above
-        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-        try:
-            reply = self._read(SERVER_START_S) or {"error": f"no answer within {SERVER_START_S:.0f} s"}
-        except EOFError:
-            reply = {"error": "it exited"}
-        if "ready" not in reply:
-            self.close()
-            raise HarnessError(
-                f"the warm server could not start: {reply['error']}; its log ({log}) ends: {_tail(log, 800).strip()}"
-            )
-
-    def _read(self, timeout: float) -> dict | None:
-        """The server's next line, or None when it did not come in time; EOFError when the server is gone."""
-        ready, _, _ = select.select([self.stdout], [], [], max(timeout, 0))
-        if not ready:
-            return None
-        line = self.stdout.readline()
-        if not line:
-            raise EOFError
-        return json.loads(line)
-
-    def _died(self, when: str) -> HarnessError:
-        return HarnessError(f"the warm server died {when}; its log ({self.log}) ends: {_tail(self.log, 800).strip()}")
-
-    def run(self, task: Path, journal: Path, log: Path, timeout: float) -> tuple[int | None, bool, float]:
-        """(exit code, negative for a signal, or None; whether it timed out; its CPU seconds)."""
-        try:
-            self.stdin.write(
-                (json.dumps({"task": str(task), "journal": str(journal), "log": str(log)}) + "\n").encode()
-            )
-            started = self._read(SERVER_START_S)
-        except (EOFError, BrokenPipeError):
-            started = None
-        if started is None:
-            raise self._died("before starting the task")
-        pid = started["pid"]
-        try:
-            ended = self._read(timeout)
-            timed_out = ended is None
-            if timed_out:
-                kill_for_time(pid)
-                ended = self._read(60)
-        except EOFError:
-            raise self._died("while its child ran") from None
-        except BaseException:  # an interrupt while waiting: the child's group goes with it
-            kill_group(pid)
-            raise
-        if ended is None:
-            raise self._died("after its child was killed")
-        return (None if timed_out else os.waitstatus_to_exitcode(ended["status"])), timed_out, ended["cpu_s"]
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.stdin.close()  # EOF: the server ends, with any child it still waits for
-                self.proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.send_signal(signal.SIGTERM)
-                self.proc.wait()
-        for pipe in (self.stdin, self.stdout):  # ended or not, this process holds no end of its pipes
-            with contextlib.suppress(OSError):
-                pipe.close()
-
-
 class Launcher:
-    """Starts the children of one process (an xdist worker, or the CLI): a warm server per device environment, or a
-    fresh interpreter per task."""
+    """Starts the children of one process (an xdist worker, or the CLI): forked by the run's warm server for their
+    device environment, or a fresh interpreter per task."""
 
     def __init__(
         self,
@@ -320,16 +229,21 @@ class Launcher:
         isa_file: str | None = None,
         private_caches: tuple[str, ...] = (),
         after_fork: tuple[str, ...] = (),
+        owner: int | None = None,
     ):
         """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them;
         `private_caches`: the compiler caches (their variables) each child starts empty, removed when it ends;
-        `after_fork`: those of `imports` the warm servers leave to each child (their import touches CUDA)."""
+        `after_fork`: those of `imports` the warm servers leave to each child (their import touches CUDA); `owner`: the
+        process that owns the run's warm servers (they end with it), None for this one, which then stops them when it
+        closes."""
         if mode not in MODES:
             raise ValueError(f"children are started {' or '.join(MODES)}, not {mode!r}")
         self.run_dir, self.mode, self.isa_file = Path(run_dir), mode, isa_file
         self.imports, self.paths, self.private_caches = tuple(imports), tuple(paths), private_caches
         self.after_fork = tuple(after_fork)
-        self.servers: dict[tuple, Server] = {}
+        self.owner = owner
+        self.connections: dict[tuple, Connection] = {}  # per server environment
+        self.servers: list[subprocess.Popen] = []  # the servers this process started, to reap
         self.started = 0  # interpreters this launcher started: servers, or fresh children
         self.cpu_seconds = 0.0  # the CPU time of every child this launcher ran, compilers included
 
@@ -338,17 +252,18 @@ class Launcher:
         fresh child that compiles C++ detected again, 40-70 s on the H100)."""
         return _child_env(env, self.paths) | ({ISA_FILE_ENV: self.isa_file} if self.isa_file else {})
 
-    def _server(self, env: dict[str, str]) -> Server:
-        key = tuple(sorted(env.items()))
-        if key not in self.servers:
-            preloaded = [m for m in self.imports if m not in self.after_fork]
-            full = self._env(env) | {IMPORTS_ENV: ",".join(preloaded), NVML_CHECK: "1"}
-            if NVML_CHECK in os.environ:
-                full[USER_NVML_CHECK] = os.environ[NVML_CHECK]
-            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-            self.servers[key] = Server(full, self.run_dir / "servers" / f"{worker}-{len(self.servers)}.log")
-            self.started += 1
-        return self.servers[key]
+    def _connection(self, env: dict[str, str]) -> Connection:
+        preloaded = [m for m in self.imports if m not in self.after_fork]
+        full = self._env(env) | {IMPORTS_ENV: ",".join(preloaded), NVML_CHECK: "1"}
+        if NVML_CHECK in os.environ:
+            full[USER_NVML_CHECK] = os.environ[NVML_CHECK]
+        key = tuple(sorted(server_env(full).items()))
+        if key not in self.connections:
+            self.connections[key], started = connect(self.run_dir, full, self.owner or os.getpid())
+            if started is not None:
+                self.servers.append(started)
+                self.started += 1
+        return self.connections[key]
 
     def run(
         self, task: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str], timeout: float
@@ -372,7 +287,7 @@ class Launcher:
         launched = time.time()
         try:
             if self.mode == "forked":
-                rc, timed_out, cpu_s = self._server(env).run(spec, journal, log, timeout)
+                rc, timed_out, cpu_s = self._connection(env).run(spec, journal, log, timeout)
             else:
                 rc, timed_out, cpu_s = self._fresh(spec, journal, log, env, timeout)
         except HarnessError:
@@ -421,6 +336,11 @@ class Launcher:
                 raise
 
     def close(self) -> None:
-        for server in self.servers.values():
-            server.close()
-        self.servers.clear()
+        for connection in self.connections.values():
+            connection.close()
+        self.connections.clear()
+        if self.owner is None:  # a worker's servers outlive it: the owner stops them (a worker keeps their Popen)
+            stop(self.run_dir)
+            for server in self.servers:
+                server.wait()
+            self.servers.clear()

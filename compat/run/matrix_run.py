@@ -72,6 +72,11 @@ class MatrixRun:
         )
         self.session: RunSession | None = None  # once the cells are collected
 
+    @property
+    def server_owner(self) -> int | None:
+        """The process that owns the run's warm servers (compat.run.servers): None, this one."""
+        return None
+
     def read_expectations(self) -> Expectations:
         config = self.config
         named, ini = config.getoption("compat_expectations"), config.getini("compat_expectations")
@@ -275,6 +280,7 @@ class MatrixRun:
             isa_file=str(self.run_dir / ISA_FILE),
             private_caches=self.private_caches,
             after_fork=self.after_fork,
+            owner=self.server_owner,
         )
         self.session = RunSession(
             self.run_dir, params("cell"), fuzz_cells, self.profile, pinned, launcher, self.split_lanes
@@ -300,6 +306,10 @@ class Worker(MatrixRun):
 
     def read_expectations(self) -> Expectations:
         return self.read_once["expectations"]
+
+    @property
+    def server_owner(self) -> int | None:
+        return int(self.config.workerinput["compat_owner"])  # the controller: it stops the run's warm servers
 
     @functools.cached_property
     def recorded_seconds(self) -> dict[str, float]:
