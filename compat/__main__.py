@@ -225,6 +225,13 @@ def _reading(sub) -> None:
     )
     pro.add_argument("results", nargs="?", help="a results file (default: the latest run)")
     pro.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest lanes (default: 10)")
+    pro.add_argument(
+        "--bound",
+        type=float,
+        metavar="SECONDS",
+        help="list every lane longer than this (a quarter of the run's target, say), its longest phases and when it "
+        "started",
+    )
     sub.add_parser("doctor", help="print torch, triton, CUDA, driver and GPUs; check that AOTInductor works at all")
 
 

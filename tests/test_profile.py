@@ -8,7 +8,7 @@ from compat.__main__ import main
 from compat.report import profile
 
 
-def _record(cell_id, worker, seconds, pid, phases=None, gpu=None, source=None, kind="passed"):
+def _record(cell_id, worker, seconds, pid, phases=None, gpu=None, source=None, kind="passed", started_at=None):
     detail = {
         "child": {"pid": pid},
         "seconds": phases or {},
@@ -21,6 +21,7 @@ def _record(cell_id, worker, seconds, pid, phases=None, gpu=None, source=None, k
         "worker": worker,
         "gpu": gpu,
         **({"source": source} if source else {}),
+        **({"started_at": started_at} if started_at is not None else {}),
     }
 
 
@@ -35,9 +36,9 @@ def _doc(wall=20.0, **options):
         "summary": {"wall_seconds": wall},
         "cells": [
             # The probe child's time falls to the first cell of its lane; the second read its record.
-            _record("silu-triton_op-eager-float32-cpu_interpret", "gw0", 10.0, 11, SHARED),
-            _record("silu-triton_op-compile_inductor-float32-cpu_interpret", "gw0", 0.0, 11, SHARED),
-            _record("silu-raw_jit-eager-float32-cpu_interpret", "gw1", 4.0, 12, {"eager": 3.0}),
+            _record("silu-triton_op-eager-float32-cpu_interpret", "gw0", 10.0, 11, SHARED, started_at=100.0),
+            _record("silu-triton_op-compile_inductor-float32-cpu_interpret", "gw0", 0.0, 11, SHARED, started_at=110.0),
+            _record("silu-raw_jit-eager-float32-cpu_interpret", "gw1", 4.0, 12, {"eager": 3.0}, started_at=99.0),
             _record("silu-raw_jit-compile_inductor-float32-cpu_interpret", "gw1", 0.0, None, kind="skipped"),
         ],
         "fuzz": [
@@ -58,6 +59,19 @@ def test_the_critical_path_is_the_longest_lane_and_each_child_counts_once():
     assert "critical path: probe-silu-triton_op-float32-cpu_interpret, 10 s (50% of the wall time) on gw0" in text
     assert "gw1      busy    10.0 s  idle    10.0 s" in text
     assert "outside every phase" in text and "  15%  (starting children" in text  # 20 busy, 17 in phases
+
+
+def test_a_lane_longer_than_the_bound_says_what_it_spent_and_when_it_started():
+    text = profile.text(_doc(), bound=5.0)
+    # The probe child's phases once, though two of its cells carry them; the lanes in the order they started.
+    assert (
+        "   10.0 s  probe-silu-triton_op-float32-cpu_interpret  (started 2nd of 2): compile_inductor 5.0 s, "
+        "eager 3.0 s, startup 2.0 s" in text
+    )
+    assert "   6.0 s  fuzz-silu-triton_op" in text and "(start not recorded): eager 4.0 s" in text
+    assert "probe-silu-raw_jit" not in text.split("lanes longer than the bound of 5 s")[1].split("workers")[0]
+    assert "no lane longer than the bound of 30 s" in profile.text(_doc(), bound=30.0)
+    assert "bound" not in profile.text(_doc())
 
 
 def test_a_merged_file_profiles_each_of_its_runs_on_its_own():
@@ -83,5 +97,6 @@ def test_the_command_reads_a_results_file_and_refuses_bad_input_with_exit_2(tmp_
         out = capsys.readouterr().out
         assert out.count(" s  probe-") + out.count(" s  fuzz-") == 1  # the one longest lane
         assert main(["profile", str(path), "--top", "0"]) == 2
+        assert main(["profile", str(path), "--bound", "0"]) == 2
     assert main(["profile", str(tmp_path / "missing.json")]) == 2
     assert "no such results file" in capsys.readouterr().err

@@ -31,6 +31,8 @@ class Profile:
     gpus: dict[str, float] = field(default_factory=dict)  # busy seconds per GPU
     lanes: dict[str, float] = field(default_factory=dict)  # wall seconds per lane
     lane_worker: dict[str, str] = field(default_factory=dict)
+    lane_started: dict[str, float] = field(default_factory=dict)  # when each lane's first test started (epoch s)
+    lane_phases: dict[str, dict[str, float]] = field(default_factory=dict)  # seconds per phase of each lane's children
     phases: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # (section, phase): [phase runs, s, cpu s]
     tests: dict[str, int] = field(default_factory=dict)  # per section
 
@@ -82,6 +84,8 @@ def of(doc: dict[str, Any], source: str | None = None, wall_s: float | None = No
             worker = r.get("worker") or "main"
             workers[worker] += seconds
             prof.lane_worker.setdefault(name, worker)
+            if r.get("started_at") is not None:
+                prof.lane_started[name] = min(r["started_at"], prof.lane_started.get(name, r["started_at"]))
             if r.get("gpu") is not None:
                 gpus[str(r["gpu"])] += seconds
             detail = r["outcome"].get("detail") or {}
@@ -91,6 +95,8 @@ def of(doc: dict[str, Any], source: str | None = None, wall_s: float | None = No
             seen_children.add(child)
             cpu = detail.get("cpu_seconds") or {}
             for phase, s in (detail.get("seconds") or {}).items():
+                own = prof.lane_phases.setdefault(name, {})
+                own[phase] = own.get(phase, 0.0) + s
                 row = phases[(section, _phase_family(section, phase))]
                 row[0] += 1
                 row[1] += s
@@ -99,29 +105,50 @@ def of(doc: dict[str, Any], source: str | None = None, wall_s: float | None = No
     return prof
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _over_bound(prof: Profile, bound: float) -> list[str]:
+    """Each lane longer than `bound` (a lane is one shared child: no split of the run ends it sooner), its longest
+    phases (a probe stage's is mostly its compile), and its place in the order the lanes started: one the schedule
+    knew to be long starts among the first."""
+    over = sorted(((s, name) for name, s in prof.lanes.items() if s > bound), reverse=True)
+    if not over:
+        return [f"no lane longer than the bound of {bound:g} s"]
+    order = {name: i + 1 for i, name in enumerate(sorted(prof.lane_started, key=prof.lane_started.__getitem__))}
+    lines = [f"lanes longer than the bound of {bound:g} s (their longest phases; the order the lanes started in):"]
+    for s, name in over:
+        phases = sorted((prof.lane_phases.get(name) or {}).items(), key=lambda kv: -kv[1])[:3]
+        started = f"started {_ordinal(order[name])} of {len(order)}" if name in order else "start not recorded"
+        spent = ", ".join(f"{phase} {secs:.1f} s" for phase, secs in phases) or "no phases recorded"
+        lines.append(f"  {s:>7.1f} s  {name}  ({started}): {spent}")
+    return lines
+
+
 def _pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def text(doc: dict[str, Any], top: int = 10) -> str:
+def text(doc: dict[str, Any], top: int = 10, bound: float | None = None) -> str:
     """The profile as a reader reads it, run by run (a merged file's runs each on their own: their workers and wall
-    times are their own)."""
+    times are their own); with `bound`, every lane longer than it, what it spent its time on and when it started."""
     env = doc.get("environment") or {}
     where = ", ".join(g.get("name", "?") for g in env.get("gpus") or []) or "no GPU"
     head = f"torch {env.get('torch')}, triton {env.get('triton')}, {where}"
     merged = (doc.get("options") or {}).get("merged_from") or []
     if not merged:
-        return f"{head}\n{_run_text(of(doc), top)}"
+        return f"{head}\n{_run_text(of(doc), top, bound)}"
     walls = {Path(run["path"]).name: run.get("wall_seconds") for run in merged}
     sources = sorted({r.get("source") for section in SECTIONS for r in doc.get(section) or [] if r.get("source")})
     parts = [f"{head}: merged from {len(merged)} run(s); each run that gave records here is profiled on its own"]
     for source in sources:
         wall = walls.get(Path(source).name)
-        parts.append(f"\n== {source}\n{_run_text(of(doc, source, wall or 0.0), top)}")
+        parts.append(f"\n== {source}\n{_run_text(of(doc, source, wall or 0.0), top, bound)}")
     return "\n".join(parts)
 
 
-def _run_text(prof: Profile, top: int) -> str:
+def _run_text(prof: Profile, top: int, bound: float | None = None) -> str:
     """One run: its tests and wall time, the critical path and the longest lanes, the phases by stage family and
     the time outside every phase, each worker's busy and idle time, each GPU's share."""
     name, critical = prof.critical
@@ -146,6 +173,8 @@ def _run_text(prof: Profile, top: int) -> str:
     lines.append(f"longest lanes (of {len(prof.lanes)}):")
     for lane_name, s in sorted(prof.lanes.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"  {s:>7.1f} s  {lane_name}  ({prof.lane_worker.get(lane_name, '?')})")
+    if bound is not None:
+        lines += _over_bound(prof, bound)
     lines.append("workers (busy, idle until the run's end):")
     for worker, s in sorted(prof.workers.items(), key=lambda kv: int(kv[0][2:]) if kv[0][2:].isdigit() else -1):
         lines.append(f"  {worker:<8} busy {s:>7.1f} s  idle {max(0.0, prof.wall_s - s):>7.1f} s")

@@ -240,8 +240,10 @@ def _report(args: argparse.Namespace) -> int:
 def _profile(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise CompatError(f"--top {args.top}: expected a positive number of lanes")
+    if args.bound is not None and args.bound <= 0:
+        raise CompatError(f"--bound {args.bound:g}: expected a positive number of seconds")
     path = args.results or _latest_results()
-    print(f"{path}:\n{profile.text(results.load(path), top=args.top)}", end="")
+    print(f"{path}:\n{profile.text(results.load(path), top=args.top, bound=args.bound)}", end="")
     return OK
 
 
