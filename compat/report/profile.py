@@ -119,10 +119,12 @@ def _over_bound(prof: Profile, bound: float) -> list[str]:
     order = {name: i + 1 for i, name in enumerate(sorted(prof.lane_started, key=prof.lane_started.__getitem__))}
     lines = [f"lanes longer than the bound of {bound:g} s (their longest phases; the order the lanes started in):"]
     for s, name in over:
-        phases = sorted((prof.lane_phases.get(name) or {}).items(), key=lambda kv: -kv[1])[:3]
+        own = prof.lane_phases.get(name) or {}
         started = f"started {_ordinal(order[name])} of {len(order)}" if name in order else "start not recorded"
-        spent = ", ".join(f"{phase} {secs:.1f} s" for phase, secs in phases) or "no phases recorded"
-        lines.append(f"  {s:>7.1f} s  {name}  ({started}): {spent}")
+        spent = [f"{phase} {secs:.1f} s" for phase, secs in sorted(own.items(), key=lambda kv: -kv[1])[:3]]
+        # A lane that waited (on a build another worker makes, on a child's start) shows it here, not in a phase.
+        spent.append(f"outside its children's phases {max(0.0, s - sum(own.values())):.1f} s")
+        lines.append(f"  {s:>7.1f} s  {name}  ({started}): {', '.join(spent)}")
     return lines
 
 
