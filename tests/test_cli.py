@@ -19,6 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_RESULTS = {"schema": 1}  # valid JSON, the right schema, and still no results file
 
 
+def stand_in_for_the_run(monkeypatch, run):
+    """pytest.main replaced for the matrix run the CLI starts (`run(args)` answers it); the CLI's reading of its
+    configuration (compat.run.configuration, with a plugin of its own) still goes to pytest."""
+    real = pytest.main
+
+    def main(args, plugins=None):
+        return real(args, plugins=plugins) if plugins else run(args)
+
+    monkeypatch.setattr(pytest, "main", main)
+
+
 def write(tmp_path, name, doc) -> str:
     path = tmp_path / name
     path.write_text(json.dumps(doc))
@@ -26,10 +37,8 @@ def write(tmp_path, name, doc) -> str:
 
 
 def test_run_writes_to_the_users_runs_folder_never_the_committed_results(monkeypatch, tmp_path):
-    import pytest as real_pytest
-
     seen = []
-    monkeypatch.setattr(real_pytest, "main", lambda args: seen.append(args) or 0)
+    stand_in_for_the_run(monkeypatch, lambda args: seen.append(args) or 0)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pytest.ini").write_text("[pytest]\ncompat_cases = compat.matrix.kernels\n")
     assert cli.main(["run"]) == 0
@@ -41,21 +50,18 @@ def test_run_writes_to_the_users_runs_folder_never_the_committed_results(monkeyp
 
 @pytest.mark.parametrize("pytest_code, ours", [(0, 0), (1, 1), (2, 130), (3, 3), (4, 2), (5, 2)])
 def test_run_follows_the_one_exit_code_rule(monkeypatch, pytest_code, ours):
-    import pytest as real_pytest
-
-    monkeypatch.setattr(real_pytest, "main", lambda args: pytest_code)
+    stand_in_for_the_run(monkeypatch, lambda args: pytest_code)
     assert cli.main(["run", "--results", "x.json"]) == ours
 
 
 def test_a_signal_after_pytest_ended_exits_130_without_a_traceback(monkeypatch, capsys):
     """`timeout` signals the run, then its process group: on the H200 the second reached the CLI after pytest's own
     handling ended, and printed a traceback."""
-    import pytest as real_pytest
 
     def interrupted(args):
         raise KeyboardInterrupt("SIGINT")
 
-    monkeypatch.setattr(real_pytest, "main", interrupted)
+    stand_in_for_the_run(monkeypatch, interrupted)
     assert cli.main(["run", "--results", "x.json"]) == 130
     assert capsys.readouterr().err.strip().endswith("interrupted")
 
@@ -163,10 +169,8 @@ def repository(tmp_path, monkeypatch):
 def test_run_from_a_subfolder_gates_the_repository_and_refuses_a_folder_of_no_repository(
     repository, monkeypatch, capsys
 ):
-    import pytest as real_pytest
-
     seen = []
-    monkeypatch.setattr(real_pytest, "main", lambda args: seen.append(args) or 0)
+    stand_in_for_the_run(monkeypatch, lambda args: seen.append(args) or 0)
     monkeypatch.chdir(repository / "tests")
     assert cli.main(["run"]) == 0
     args = seen[0]

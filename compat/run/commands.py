@@ -5,7 +5,6 @@ them); bad input raises CompatError."""
 from __future__ import annotations
 
 import argparse
-import configparser
 import json
 import os
 import subprocess
@@ -14,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from ..atomic import check_writable, write_atomic
 from ..errors import CompatError
@@ -39,7 +37,7 @@ from ..matrix.strategies import DEFAULT_PROFILE, Example
 from ..report import coverage, index, page, profile, report, upgrade, versions
 from ..report import describe as described
 from ..report.summary import needs_reason_lines
-from . import runfiles, schedule
+from . import configuration, runfiles, schedule
 from .doctor import main as doctor
 from .environment import describe
 from .launcher import Launcher
@@ -56,64 +54,42 @@ OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
 
 HYPOTHESIS_MODULES = ("_hypothesis_globals", "hypothesis")  # the modules of Hypothesis's pytest plugin
-INI_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-INI_SECTIONS = {"pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
 
 
-def _ini_file(where: Path) -> Path | None:
-    """The pytest configuration a run from `where` uses, found as pytest finds it: the first folder from `where`
-    upward holding a pytest.ini, or a pyproject.toml, tox.ini or setup.cfg with pytest's section."""
-    for folder in (where, *where.parents):
-        for name in INI_FILES:
-            path = folder / name
-            if path.is_file() and (name not in INI_SECTIONS or INI_SECTIONS[name] in path.read_text(errors="replace")):
-                return path
-    return None
-
-
-def _ini_settings(ini: Path | None) -> dict[str, list[str]]:
-    """The pytest settings of `ini` (compat_cases, compat_expectations, pythonpath, ...), each a list of strings."""
-    if ini is None:
-        return {}
-    if ini.name == "pyproject.toml":
-        table = tomllib.loads(ini.read_text()).get("tool", {}).get("pytest", {}).get("ini_options", {})
-        return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in table.items()}
-    parser = configparser.ConfigParser()
-    parser.read(ini)
-    section = next((s for s in ("pytest", "tool:pytest") if parser.has_section(s)), None)
-    return {k: v.split() for k, v in parser.items(section)} if section else {}
-
-
-def _gating_ini(where: Path, command: str, way_out: str) -> Path | None:
+def _gating_ini(config: pytest.Config, command: str, way_out: str) -> Path | None:
     """The ini of the repository a command gates: one whose compat_cases (or an installed package's entry point)
-    declare kernels (None: an installed package's, with no ini). Without one the command would gate the suite's own kernels, or write the suite's own
-    expectations, from a folder that is not the suite's: a usage error that says so, never a green run of the
-    wrong repository."""
-    ini = _ini_file(where)
-    if _ini_settings(ini).get("compat_cases") or installed_case_modules():
+    declare kernels (None: an installed package's, with no ini). Without one the command would gate the suite's own
+    kernels, or write the suite's own expectations, from a folder that is not the suite's: a usage error that says
+    so, never a green run of the wrong repository."""
+    ini = config.inipath
+    if config.getini("compat_cases") or installed_case_modules():
         return ini
     found = f"{ini} has no compat_cases" if ini else "no pytest configuration (pytest.ini, pyproject.toml, ...)"
     raise CompatError(
-        f"{command}: {found} from {where} upward, so there is no repository of yours to gate here and "
+        f"{command}: {found} from {Path.cwd()} upward, so there is no repository of yours to gate here and "
         f"it would use the suite's own kernels and expectations; run it from your repository (whose "
         f"pytest ini names compat_cases = yourpkg.compat_cases), or {way_out}"
     )
 
 
-def _repository(where: Path) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+def _repository(config: pytest.Config) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
     """Make the repository's own kernels known, as its pytest run would (its compat_cases, importable through its
-    pythonpath), from `where` or any folder under it; return the expectations file its ini names, if any, and the
-    modules and paths a child needs to know them too."""
-    ini = _ini_file(where)
-    settings, root = _ini_settings(ini), ini.parent if ini else where
-    paths = tuple(str(root / p) for p in settings.get("pythonpath", []))
+    pythonpath), from the folder of its ini or any folder under it; return the expectations file its ini names, if
+    any, and the modules and paths a child needs to know them too."""
+    root = _root(config)
+    paths = tuple(str(p) for p in config.getini("pythonpath"))
     sys.path[:0] = paths
-    modules = tuple(dict.fromkeys([*settings.get("compat_cases", []), *installed_case_modules()]))
+    modules = tuple(dict.fromkeys([*config.getini("compat_cases"), *installed_case_modules()]))
     import_cases(modules, forks=False)  # this process forks nothing
-    named = settings.get("compat_expectations")
-    default = root / "expectations.yaml" if ini and settings.get("compat_cases") else None
-    expectations = str(root / named[0]) if named else (str(default) if default else None)
+    named = config.getini("compat_expectations")
+    default = root / "expectations.yaml" if config.inipath and config.getini("compat_cases") else None
+    expectations = str(root / named) if named else (str(default) if default else None)
     return expectations, modules, (*paths, str(root))
+
+
+def _root(config: pytest.Config) -> Path:
+    """The folder of the ini pytest found from here upward, else this one."""
+    return config.inipath.parent if config.inipath else Path.cwd()
 
 
 def _expectations_path(args: argparse.Namespace) -> str:
@@ -122,9 +98,9 @@ def _expectations_path(args: argparse.Namespace) -> str:
     if args.expectations:
         return args.expectations
     here = Path.cwd() / "expectations.yaml"
-    if here.exists() and not (_ini_settings(_ini_file(Path.cwd())).get("compat_cases")):
+    if here.exists() and not args.configuration.getini("compat_cases"):
         return str(here)  # the folder's own file, where no repository's ini names one
-    _gating_ini(Path.cwd(), f"python -m compat {args.command}", "name the file with --expectations")
+    _gating_ini(args.configuration, f"python -m compat {args.command}", "name the file with --expectations")
     return args.repository_expectations
 
 
@@ -132,10 +108,11 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     here = Path.cwd()
     # The matrix's tests ship with the package, so the run works from any folder of a repository: its ini (found
     # upward, as pytest finds it) gives the configuration (compat_cases, compat_expectations) and the rootdir.
+    config = configuration.read()
     if any(a.startswith("--compat-kernels") for a in extra):  # the kernels named: the suite's own, if no ini
-        ini = _ini_file(here)
+        ini = config.inipath
     else:
-        ini = _gating_ini(here, "python -m compat run", "name the suite's kernels with --compat-kernels")
+        ini = _gating_ini(config, "python -m compat run", "name the suite's kernels with --compat-kernels")
     root = ini.parent if ini else here
     suite = "none found: the suite's own kernels, named with --compat-kernels"
     print(f"configuration: {ini or suite}", flush=True)
@@ -199,24 +176,24 @@ def _writable(path: Path, option: str) -> None:
         raise CompatError(f"{option} {path}: cannot be written ({exc}); nothing was written") from None
 
 
-def _runs_folder() -> Path:
+def _runs_folder(config: pytest.Config) -> Path:
     """The repository's compat-results/ (beside the pytest ini found from here upward, as pytest finds it)."""
-    ini = _ini_file(Path.cwd())
-    return (ini.parent if ini else Path.cwd()) / RUNS_DIR
+    return _root(config) / RUNS_DIR
 
 
-def _latest_results() -> str:
-    found = runfiles.latest(_runs_folder())
+def _latest_results(config: pytest.Config) -> str:
+    runs = _runs_folder(config)
+    found = runfiles.latest(runs)
     if found is None:
         raise CompatError(
-            f"no results file named and no run in {_runs_folder()} yet: run `python -m compat run` first, or name "
+            f"no results file named and no run in {runs} yet: run `python -m compat run` first, or name "
             f"a results file; nothing was written"
         )
     return str(found)
 
 
 def _report(args: argparse.Namespace) -> int:
-    args.results = args.results or _latest_results()
+    args.results = args.results or _latest_results(args.configuration)
     out = Path(args.out_dir)
     pages = render_docs(args.results, out)
     readme = None
@@ -242,7 +219,7 @@ def _profile(args: argparse.Namespace) -> int:
         raise CompatError(f"--top {args.top}: expected a positive number of lanes")
     if args.bound is not None and args.bound <= 0:
         raise CompatError(f"--bound {args.bound:g}: expected a positive number of seconds")
-    path = args.results or _latest_results()
+    path = args.results or _latest_results(args.configuration)
     print(f"{path}:\n{profile.text(results.load(path), top=args.top, bound=args.bound)}", end="")
     return OK
 
@@ -411,20 +388,18 @@ def _selected(args: argparse.Namespace) -> list:
     """The cells of the repository's selection, as its runs make it: the options, else its ini's compat_<axis>s; a
     selection of none says why (exit 2)."""
     select = {}
+    config = args.configuration
     if args.kernels:  # the kernels named: the suite's own, where no repository's ini declares others
-        ini_path = _ini_file(Path.cwd())
+        ini_path = config.inipath
     else:
-        ini_path = _gating_ini(
-            Path.cwd(), f"python -m compat {args.command}", "name the suite's kernels with --kernels"
-        )
-    ini = _ini_settings(ini_path)
+        ini_path = _gating_ini(config, f"python -m compat {args.command}", "name the suite's kernels with --kernels")
     for axis in AXES:
         given = getattr(args, f"{axis}s")
-        names = given or ",".join(ini.get(f"compat_{axis}s", []))
+        names = given or config.getini(f"compat_{axis}s")
         if names:
             select[axis] = [n.strip() for n in names.split(",") if n.strip()]
             check_names(axis, select[axis], f"--{axis}s" if given else f"compat_{axis}s in {ini_path}")
-    select.setdefault("kernel", gated_kernels([*ini.get("compat_cases", []), *installed_case_modules()]))
+    select.setdefault("kernel", gated_kernels([*config.getini("compat_cases"), *installed_case_modules()]))
     cells = matrix(select)
     if not cells:
         raise CompatError("the selection matches no cell of the matrix: " + "; ".join(why_none(select)[:6]))
@@ -505,7 +480,9 @@ def _fuzz(args: argparse.Namespace) -> int:
 def _coverage(args: argparse.Namespace) -> int:
     """The ops a package registers under each namespace (once the directory's compat_cases are imported), and the
     declarations as shipped that gate them."""
-    _gating_ini(Path.cwd(), "python -m compat coverage", "run it from the folder of a repository that declares them")
+    _gating_ini(
+        args.configuration, "python -m compat coverage", "run it from the folder of a repository that declares them"
+    )
     for line in coverage.lines(args.namespaces):
         print(line)
     if any(not coverage.registered(ns) for ns in args.namespaces):
@@ -532,12 +509,12 @@ def _describe(args: argparse.Namespace) -> int:
             if args.repository_cases:
                 raise
             # No repository here declares it: say that first, rather than blame the name.
-            _gating_ini(Path.cwd(), "python -m compat describe", f"check the name ({exc})")
+            _gating_ini(args.configuration, "python -m compat describe", f"check the name ({exc})")
     if why_not_applicable(cell):  # a question worth its answer: what the cell would be, and why it is not there
         print("\n".join(described.cell_lines(cell, None, None, [])))
         return OK
     # Every run of this repository and its committed evidence: the newest record of the cell is shown.
-    runs = _runs_folder()
+    runs = _runs_folder(args.configuration)
     found = [p for p in runs.glob("*.json") if p.name != runfiles.LATEST] + list(
         (runs.parent / "results").glob("*.json*")
     )
@@ -555,7 +532,8 @@ def dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "doctor":
         return doctor()
     # The directory's own kernels, so that their cell ids resolve here as in its pytest runs.
-    args.repository_expectations, args.repository_cases, args.repository_paths = _repository(Path.cwd())
+    args.configuration = configuration.read()
+    args.repository_expectations, args.repository_cases, args.repository_paths = _repository(args.configuration)
     return {
         "report": _report,
         "diff": _diff,
