@@ -64,13 +64,9 @@ def _recorded_seconds(doc: dict[str, Any]) -> dict[str, float]:
 
 
 def split_lanes(recorded: dict[str, float], cells: Iterable[Cell], workers: int) -> frozenset[str]:
-    """The probe and fuzz lanes of `cells` that took longer in the recorded run than CRITICAL_SHARE of their
-    seconds spread over `workers`, and longer than MIN_SPLIT_SECONDS.
-
-    A build lane stays whole: its stages share one build (compat.run.session), so split, the first stage's worker
-    builds and the others wait on its lock, a worker each: Liger's four split build lanes on one H200 held 369
-    worker-seconds, 316 of them waiting (its results file of f4bb69f, read with `compat profile --bound`)."""
-    lanes = {lane(c, section) for c in cells for section in SECTIONS if section == "fuzz" or STAGES[c.stage].probe}
+    """The lanes of `cells` (either section) that took longer in the recorded run than CRITICAL_SHARE of their
+    seconds spread over `workers`, and longer than MIN_SPLIT_SECONDS."""
+    lanes = {lane(c, section) for c in cells for section in SECTIONS}
     share = sum(recorded.get(name, 0.0) for name in lanes) / max(1, workers)
     bound = max(MIN_SPLIT_SECONDS, CRITICAL_SHARE * share)
     return frozenset(name for name in lanes if recorded.get(name, 0.0) > bound)
