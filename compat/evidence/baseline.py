@@ -17,9 +17,8 @@ from typing import Any
 from packaging.version import Version
 
 from . import gate, results
-from .diff import COMMENT_LIMIT, GROUPS, classify, state
+from .diff import GROUPS, classify
 from .expectations import Expectation, Expectations, Run, recorded_runs
-from .gate import TITLES
 from .outcomes import Outcome
 
 SEVERITY = [key for key, _, _ in GROUPS]
@@ -136,14 +135,15 @@ def for_run(expectations: Expectations, run: Run, results_path: str | None) -> B
     return RowsBaseline(expectations, run) if nearest_below(expectations, run) else None
 
 
-def _compared(doc: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
+def compared(doc: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
     """The baseline a run named, and its records (cells and fuzz tests) that were compared with it."""
     return doc["options"].get("baseline"), [
         r for s in ("cells", "fuzz") for r in doc.get(s, []) if r.get("against_baseline")
     ]
 
 
-def _changed(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def changed_by_kind(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The records compared with the baseline that changed, by the kind of change (compat.evidence.diff.GROUPS)."""
     groups: dict[str, list[dict[str, Any]]] = {key: [] for key in SEVERITY}
     for section in ("cells", "fuzz"):
         for record in doc.get(section, []):
@@ -151,76 +151,3 @@ def _changed(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             if against and against["change"]:
                 groups[against["change"]].append({**record, "section": section})
     return groups
-
-
-def summary_lines(doc: dict[str, Any], limit: int = 40) -> list[str]:
-    """The terminal's account of a baseline run: what it was compared with, how many matched, what changed."""
-    name, records = _compared(doc)
-    if not name or not records:
-        return []
-    groups = _changed(doc)
-    changed = sum(map(len, groups.values()))
-    lines = [
-        f"baseline: {name}: {len(records) - changed} cells without rows of their own matched it, "
-        f"{changed} changed"
-        + (
-            ""
-            if not changed
-            else ": " + ", ".join(f"{len(v)} {TITLES[k].split(':')[0].lower()}" for k, v in groups.items() if v)
-        )
-    ]
-    shown = 0
-    for key in SEVERITY:
-        for record in groups[key]:
-            if shown == limit:
-                return lines + [f"  ... {changed - shown} more in the changes Markdown"]
-            fuzz = "fuzz " if record["section"] == "fuzz" else ""
-            lines.append(
-                f"  {TITLES[key].split(':')[0].lower()}: {fuzz}{record['id']}: "
-                f"{Outcome.from_dict(record['outcome']).summary()[:140]}"
-            )
-            shown += 1
-    return lines
-
-
-def markdown(doc: dict[str, Any]) -> str | None:
-    """The changes against the baseline, by severity, within a pull-request comment's limit; None without one."""
-    name, records = _compared(doc)
-    if not name or not records:
-        return None
-    env = doc["environment"]
-    groups = _changed(doc)
-    changed = sum(map(len, groups.values()))
-    out = [
-        f"## Upgrade gate: torch {env['torch']}, triton {env['triton']}",
-        "",
-        f"Baseline: {name}.",
-        "",
-        f"{len(records) - changed} cells without rows for this version matched the baseline; **{changed} changed**"
-        f"{' (the gate fails on these)' if changed else ''}.",
-        "",
-    ]
-    size = sum(len(line) + 1 for line in out)
-    for key, title, bad in GROUPS:
-        if not groups[key]:
-            continue
-        block = [
-            "",
-            f"### {'🔴 ' if bad else ''}{title} ({len(groups[key])})",
-            "",
-            "| cell | baseline | now |",
-            "|---|---|---|",
-        ]
-        for i, record in enumerate(groups[key]):
-            ref = record["against_baseline"]["reference"].replace("|", "/")
-            row = (
-                f"| `{record['id']}`{' (fuzz)' if record['section'] == 'fuzz' else ''} | {ref[:160]} | "
-                f"{state(record['outcome']).replace('|', '/')} |"
-            )
-            if size + sum(len(b) + 1 for b in block) + len(row) > COMMENT_LIMIT - 300:
-                block.append(f"| … {len(groups[key]) - i} more | see the results file | |")
-                break
-            block.append(row)
-        size += sum(len(b) + 1 for b in block)
-        out += block
-    return "\n".join(out).rstrip() + "\n"

@@ -7,9 +7,9 @@ import textwrap
 from collections import Counter
 from typing import Any
 
-from ..evidence.baseline import summary_lines as baseline_lines
 from ..evidence.expectations import NEEDS_REASON
 from ..evidence.outcomes import Outcome
+from .baseline_changes import summary_lines as baseline_lines
 from .report import CellView, Matrix, fuzz_headline
 
 # Two characters per cell. Lower case: as expected; '!': differs from its expectation; '?': no expectation at all.

@@ -24,6 +24,7 @@ from ..evidence.expectations import accept_run, measured_on
 from ..evidence.outcomes import Outcome
 from ..matrix.stages import STAGES
 from ..processes import exit_within, stop_descendants
+from ..report import baseline_changes
 from ..report.summary import needs_reason_lines, summary_lines
 from . import runfiles, servers
 from .environment import machine_label
@@ -244,7 +245,7 @@ class Controller(MatrixRun):
             self.latest = runfiles.update_latest(self.results_path, self.doc)
         if self.accept and not self.interrupted:
             self._accept(cells)
-        changes = baseline.markdown(self.doc)
+        changes = baseline_changes.markdown(self.doc)
         if changes:  # the pull-request comment of an upgrade: what changed against the baseline
             self.changes_path = self.results_path.with_name(f"{self.results_path.stem}.changes.md")
             write_atomic(self.changes_path, changes)
