@@ -75,6 +75,21 @@ def test_a_lane_longer_than_the_bound_says_what_it_spent_and_when_it_started():
     assert "bound" not in profile.text(_doc())
 
 
+def test_a_lane_that_built_or_waited_for_the_run_wide_work_says_so_among_its_phases():
+    """The C++ runner and the canaries are made once a run, by the first cell that needs them, in no child of that
+    cell's lane: each cell that built or waited for one records its seconds, shown as a phase of its lane."""
+    doc = _doc()
+    build = _record("silu-triton_op-aoti_cpp_strict-float32-cpu", "gw0", 70.0, 21, {"launch": 1.0, "export": 2.0})
+    build["outcome"]["detail"]["run_wide_s"] = {"cpp-runner": 60.0, "canary-cpu": 5.0}
+    doc["cells"].append(build)
+    text = profile.text(doc, bound=30.0)
+    assert (
+        "aoti_cpp_strict-float32-cpu  (start not recorded): run-wide cpp-runner 60.0 s, "
+        "run-wide canary-cpu 5.0 s, export 2.0 s, outside its children's phases 2.0 s" in text
+    )
+    assert ("cells", "run-wide cpp-runner") not in profile.of(doc).phases  # no child's phase: the busy time's split
+
+
 def test_a_merged_file_profiles_each_of_its_runs_on_its_own():
     doc = _doc(
         merged_from=[{"path": "results/runs/a.json.gz", "wall_seconds": 10.0}, {"path": "b.json", "wall_seconds": 5.0}]

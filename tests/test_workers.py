@@ -67,6 +67,22 @@ def test_aoti_failure_with_a_healthy_canary_blames_the_style(tmp_path, monkeypat
     assert asked == ["cpu"] and "environment_failure" not in outcome.detail
 
 
+def test_a_cell_records_the_run_wide_work_it_built_or_waited_for(tmp_path, monkeypatch):
+    """The canary is made once a run, in no child of the failing cell's lane: the cell that ran it says for how long
+    (the profile's `run-wide` phases); a passing cell, which needs none, says nothing."""
+    import compat.run.session as session_module
+
+    cell = Cell("silu", "raw_jit", "aoti_strict", "bfloat16", "cpu_interpret")
+    session = RunSession(tmp_path, [cell])
+    monkeypatch.setattr(session_module, "run_canary", lambda *args: Outcome("passed"))
+    failed = Outcome("failed", "torch._inductor.exc.InductorError", "C++ compile error", detail={})
+    monkeypatch.setattr(session, "_built", lambda c: session._blame_environment(c, failed))
+    outcome = session.outcome(cell)
+    assert set(outcome.detail["run_wide_s"]) == {"canary-cpu"} and outcome.detail["run_wide_s"]["canary-cpu"] >= 0
+    monkeypatch.setattr(session, "_built", lambda c: Outcome("passed"))
+    assert "run_wide_s" not in session.outcome(cell).detail
+
+
 def test_passing_aoti_cells_do_not_run_the_canary(tmp_path, monkeypatch):
     cell = Cell("silu", "triton_op", "aoti_strict", "bfloat16", "cuda")
     _, asked = _blame(tmp_path, monkeypatch, cell, _segv(), Outcome("passed"))

@@ -3,7 +3,9 @@
 A test's duration is the wall time its worker spent on it. Tests of one lane (compat.matrix.cells.lane: a probe
 child, a build, a fuzz child) share one child and run one after another on one worker, the child's time falling to
 the first test that needed it; so a lane's time is its tests' durations summed, and the longest lane is the critical
-path: no number of workers ends the run sooner. The phases are the children's own (each child counted once, by its
+path: no number of workers ends the run sooner. The run-wide work (the C++ runner, the AOTI canaries: made once a
+run, by the first cell that needs it, while the others wait on its lock) is in no lane's children: each cell records
+the seconds it built or waited for it (`run_wide_s`), shown among its lane's phases as `run-wide NAME`. The phases are the children's own (each child counted once, by its
 pid): `launch` (from the request to the child's first word: a fork, a fresh interpreter, or on a server's first use
 its start), `startup` (importing the task's code), each probe stage, the export and each build phase, each fuzzed
 stage, and `exit` (from the child's last word until the parent has read it).
@@ -89,6 +91,9 @@ def of(doc: dict[str, Any], source: str | None = None, wall_s: float | None = No
             if r.get("gpu") is not None:
                 gpus[str(r["gpu"])] += seconds
             detail = r["outcome"].get("detail") or {}
+            for work, s in (detail.get("run_wide_s") or {}).items():  # built once a run, or waited for: no child's
+                own = prof.lane_phases.setdefault(name, {})
+                own[f"run-wide {work}"] = own.get(f"run-wide {work}", 0.0) + s
             child = (worker, (detail.get("child") or {}).get("pid"))
             if child[1] is None or child in seen_children:
                 continue

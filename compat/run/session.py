@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import shlex
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -127,6 +128,8 @@ class RunSession:
             if library is not None:
                 self.libraries_wanted.setdefault(lane(c, "cells"), set()).add(library)
         self.selected: dict[str, dict[str, list[str]]] = {"cells": {}, "fuzz": {}}  # per group: its stages, in order
+        # The run-wide work (the C++ runner, the canaries) the cell being judged built or waited for, in seconds.
+        self.run_wide_s: dict[str, float] = {}
         order = list(STAGES)
         for section, members in (("cells", [c for c in cells if STAGES[c.stage].probe]), ("fuzz", fuzz_cells)):
             for c in sorted(members, key=lambda c: order.index(c.stage)):
@@ -152,6 +155,14 @@ class RunSession:
             if not record.exists():
                 write_atomic(record, json.dumps(make(workdir)))
             return json.loads(record.read_text())
+
+    def _run_wide(self, name: str, make: Callable[[Path], dict[str, Any]]) -> Outcome:
+        """A record made once per run (`_once`), timed: the cell that builds it, and each that waits on its lock,
+        spends that time in no child of its own."""
+        start = time.monotonic()
+        record = self._once(name, make)
+        self.run_wide_s[name] = self.run_wide_s.get(name, 0.0) + time.monotonic() - start
+        return Outcome.from_dict(record)
 
     def _shared(self, name: str, cell: Cell, task: str, args: dict[str, Any], timeout: float) -> ChildResult:
         def make(workdir: Path) -> dict[str, Any]:
@@ -185,9 +196,14 @@ class RunSession:
     # ---- outcomes ----
 
     def outcome(self, cell: Cell) -> Outcome:
-        """The cell's outcome, from the children that did its work."""
+        """The cell's outcome, from the children that did its work; with the run-wide work it built or waited for
+        (`run_wide_s`: the profile's, which no child of its own accounts for)."""
         stage = STAGES[cell.stage]
-        return self._probed(cell) if stage.probe else self._built(cell)
+        self.run_wide_s = {}
+        outcome = self._probed(cell) if stage.probe else self._built(cell)
+        if self.run_wide_s:
+            outcome.detail["run_wide_s"] = {name: round(s, 1) for name, s in self.run_wide_s.items()}
+        return outcome
 
     def _probed(self, cell: Cell) -> Outcome:
         """A probe stage's outcome from the shared probe child; a phase that crashed or hung there, or met a CUDA
@@ -252,9 +268,7 @@ class RunSession:
     def cpp_runner(self) -> Outcome:
         """The C++ runner, built at most once per run (by the first cell that needs it). One that cannot be built
         is an environment failure of every cell that needs it, with what is missing or the compiler's message."""
-        built = Outcome.from_dict(
-            self._once("cpp-runner", lambda workdir: build_runner(self.launcher, workdir, base_env()).to_dict())
-        )
+        built = self._run_wide("cpp-runner", lambda workdir: build_runner(self.launcher, workdir, base_env()).to_dict())
         if built.kind != "passed":
             built.detail["environment_failure"] = (
                 f"the C++ runner could not be built against this torch, so no package could be run from C++ "
@@ -265,10 +279,8 @@ class RunSession:
 
     def canary(self, device: str) -> Outcome:
         """The AOTI canary on a torch device ("cuda" or "cpu"), run at most once per run."""
-        return Outcome.from_dict(
-            self._once(
-                f"canary-{device}", lambda workdir: run_canary(self.launcher, workdir, device, base_env()).to_dict()
-            )
+        return self._run_wide(
+            f"canary-{device}", lambda workdir: run_canary(self.launcher, workdir, device, base_env()).to_dict()
         )
 
     def cpp_canary(self, device: str) -> Outcome:
@@ -277,13 +289,11 @@ class RunSession:
         if runner.kind != "passed":
             return runner
         package = self.run_dir / "artifacts" / f"canary-{device}" / CANARY_PACKAGE
-        return Outcome.from_dict(
-            self._once(
-                f"canary-cpp-{device}",
-                lambda workdir: run_cpp_canary(
-                    self.launcher, workdir, device, str(package), runner.detail["path"], base_env()
-                ).to_dict(),
-            )
+        return self._run_wide(
+            f"canary-cpp-{device}",
+            lambda workdir: run_cpp_canary(
+                self.launcher, workdir, device, str(package), runner.detail["path"], base_env()
+            ).to_dict(),
         )
 
     # ---- fuzz tests ----
