@@ -3,12 +3,13 @@
 A test's duration is the wall time its worker spent on it. Tests of one lane (compat.matrix.cells.lane: a probe
 child, a build, a fuzz child) share one child and run one after another on one worker, the child's time falling to
 the first test that needed it; so a lane's time is its tests' durations summed, and the longest lane is the critical
-path: no number of workers ends the run sooner. The run-wide work (the C++ runner, the AOTI canaries: made once a
-run, by the first cell that needs it, while the others wait on its lock) is in no lane's children: each cell records
-the seconds it built or waited for it (`run_wide_s`), shown among its lane's phases as `run-wide NAME`. The phases are the children's own (each child counted once, by its
+path: no number of workers ends the run sooner. The phases are the children's own (each child counted once, by its
 pid): `launch` (from the request to the child's first word: a fork, a fresh interpreter, or on a server's first use
 its start), `startup` (importing the task's code), each probe stage, the export and each build phase, each fuzzed
-stage, and `exit` (from the child's last word until the parent has read it).
+stage, and `exit` (from the child's last word until the parent has read it). The run-wide work (the C++ runner, the
+AOTI canaries: made once a run by the first cell that needs it, while the others wait on its lock) is in no lane's
+children: a cell that built or waited for it records the seconds (`run_wide_s`), shown among its lane's phases as
+`run-wide NAME`.
 Files written before lanes and start times were recorded get their lanes from the cell ids.
 """
 

@@ -201,8 +201,9 @@ class RunSession:
         stage = STAGES[cell.stage]
         self.run_wide_s = {}
         outcome = self._probed(cell) if stage.probe else self._built(cell)
-        if self.run_wide_s:
-            outcome.detail["run_wide_s"] = {name: round(s, 1) for name, s in self.run_wide_s.items()}
+        waited = {name: round(s, 1) for name, s in self.run_wide_s.items() if round(s, 1)}  # a record read: none
+        if waited:
+            outcome.detail["run_wide_s"] = waited
         return outcome
 
     def _probed(self, cell: Cell) -> Outcome:
