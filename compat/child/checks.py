@@ -224,6 +224,9 @@ def _innermost(fn):
 # config) cost a CPU run's children more than their compiles of Triton's interpreted kernels.
 _AUTOTUNERS: weakref.WeakValueDictionary[int, Autotuner] = weakref.WeakValueDictionary()
 _walked_heap = False
+# The warm server's untracked Autotuners, found before it froze its heap (gc.freeze hides frozen objects from a
+# child's walk); a child numbers them at its own first ask, as it numbered them when its walk found them.
+_frozen: list[weakref.ref] = []
 _made = itertools.count()
 
 
@@ -243,12 +246,19 @@ def live_autotuners() -> list:
     global _walked_heap
     if not _walked_heap:
         known = {id(t) for t in _AUTOTUNERS.values()}
-        for obj in gc.get_objects():
+        for obj in [*gc.get_objects(), *filter(None, (ref() for ref in _frozen))]:
             # issubclass, not isinstance: isinstance raises on a weak proxy whose object is gone
             if issubclass(type(obj), Autotuner) and id(obj) not in known:
                 _AUTOTUNERS[next(_made)] = obj
         _walked_heap = True
     return list(_AUTOTUNERS.values())
+
+
+def before_freeze() -> None:
+    """In the warm server, before it freezes its heap: its Autotuners that no constructor call recorded, for the
+    children's first walk."""
+    known = {id(t) for t in _AUTOTUNERS.values()}
+    _frozen[:] = [weakref.ref(o) for o in gc.get_objects() if issubclass(type(o), Autotuner) and id(o) not in known]
 
 
 def autotuners_of(jit) -> list:

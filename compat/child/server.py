@@ -20,6 +20,7 @@ run's servers, OWNER), ends the server and every child it runs.
 from __future__ import annotations
 
 import faulthandler
+import gc
 import importlib
 import json
 import os
@@ -217,6 +218,20 @@ def listen(address: str) -> socket.socket:
     return listener
 
 
+def _freeze_heap() -> None:
+    """What each child did first on the heap it inherits, done once here, then that heap frozen (gc.freeze): a
+    child's collections no longer walk it nor write to its pages (each a copy-on-write copy), and Hypothesis's first
+    use no longer collects and searches it (its global Random made and registered here, as its first use does)."""
+    from hypothesis.internal.entropy import deterministic_PRNG
+
+    from .checks import before_freeze
+
+    with deterministic_PRNG():
+        pass
+    before_freeze()
+    gc.freeze()
+
+
 def main(address: str, owner: int) -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)  # stdout answers the starter; prints go to the log (stderr)
     os.dup2(2, 1)
@@ -231,6 +246,7 @@ def main(address: str, owner: int) -> None:
 
         # The user's modules: refused if one initialises CUDA, which no child forked from here could then use.
         import_cases(filter(None, os.environ.get(IMPORTS_ENV, "").split(",")), "the warm server")
+        _freeze_heap()
         listener = listen(address)
     except BaseException as exc:  # noqa: BLE001 - the starter raises it as a harness error
         traceback.print_exc()
