@@ -7,6 +7,7 @@ import triton
 import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 
+from compat.child import checks
 from compat.child.checks import on_every_config
 from compat.evidence.outcomes import Outcome
 
@@ -39,6 +40,27 @@ def test_a_cell_that_passes_on_every_config_passes_and_says_so():
     result = on_every_config(lambda cell: Outcome("passed"), None, jit=_copy)
     assert result.kind == "passed"
     assert result.detail["configs"][str(tuner.configs[1])] == "passed"
+
+
+def test_an_autotuner_the_warm_server_made_before_it_froze_its_heap_is_found_by_a_childs_walk(monkeypatch):
+    """The warm server freezes its heap (gc.freeze), and a frozen object is hidden from a child's walk of the heap:
+    an Autotuner no constructor call recorded (one made before compat.child.checks loaded) is handed to the walk."""
+    tuner = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=[])(_other)
+    monkeypatch.setattr(checks, "_AUTOTUNERS", type(checks._AUTOTUNERS)())  # as if made before tracking began
+    monkeypatch.setattr(checks, "_frozen", [])
+    gc.freeze()
+    try:
+        monkeypatch.setattr(checks, "_walked_heap", False)
+        assert tuner not in checks.live_autotuners()  # frozen and untracked: the walk alone misses it
+        gc.unfreeze()
+        monkeypatch.setattr(checks, "_AUTOTUNERS", type(checks._AUTOTUNERS)())
+        checks.before_freeze()  # the server, before it freezes
+        gc.freeze()
+        monkeypatch.setattr(checks, "_walked_heap", False)  # a child's first ask
+        assert tuner in checks.live_autotuners()
+    finally:
+        gc.unfreeze()  # into the oldest generation: the other tests' dead Autotuners with it, collected here
+        gc.collect()
 
 
 @triton.jit
