@@ -222,9 +222,10 @@ def _freeze_heap() -> None:
     """What each child did first on the heap it inherits, done once here, then that heap frozen (gc.freeze): a
     child's collections no longer walk it nor write to its pages (each a copy-on-write copy), and Hypothesis's first
     use no longer collects and searches it (its global Random made and registered here, as its first use does)."""
+    # Imported by PRELOAD already, inside main's try: a failed import is reported to the starter, never raised here.
     from hypothesis.internal.entropy import deterministic_PRNG
 
-    from .checks import before_freeze
+    from .checks import before_freeze  # as above
 
     with deterministic_PRNG():
         pass
