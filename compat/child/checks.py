@@ -245,11 +245,8 @@ Autotuner.__init__ = _track(Autotuner.__init__)  # a subclass's init calls it to
 def live_autotuners() -> list:
     global _walked_heap
     if not _walked_heap:
-        known = {id(t) for t in _AUTOTUNERS.values()}
-        for obj in [*gc.get_objects(), *filter(None, (ref() for ref in _frozen))]:
-            # issubclass, not isinstance: isinstance raises on a weak proxy whose object is gone
-            if issubclass(type(obj), Autotuner) and id(obj) not in known:
-                _AUTOTUNERS[next(_made)] = obj
+        for obj in _untracked([*gc.get_objects(), *filter(None, (ref() for ref in _frozen))]):
+            _AUTOTUNERS[next(_made)] = obj
         _walked_heap = True
     return list(_AUTOTUNERS.values())
 
@@ -257,8 +254,13 @@ def live_autotuners() -> list:
 def before_freeze() -> None:
     """In the warm server, before it freezes its heap: its Autotuners that no constructor call recorded, for the
     children's first walk."""
+    _frozen[:] = [weakref.ref(obj) for obj in _untracked(gc.get_objects())]
+
+
+def _untracked(objects: list) -> list:
     known = {id(t) for t in _AUTOTUNERS.values()}
-    _frozen[:] = [weakref.ref(o) for o in gc.get_objects() if issubclass(type(o), Autotuner) and id(o) not in known]
+    # issubclass, not isinstance: isinstance raises on a weak proxy whose object is gone
+    return [obj for obj in objects if issubclass(type(obj), Autotuner) and id(obj) not in known]
 
 
 def autotuners_of(jit) -> list:
