@@ -330,6 +330,27 @@ def test_triton_kernels_are_shared_by_the_run_and_inductor_caches_are_each_child
 
 
 @pytest.mark.slow
+def test_the_session_starts_the_warm_server_while_its_workers_start_and_they_share_it(project):
+    expect(project, {CELL: [{"torch": ">=2.0", "outcome": "passed", "provenance": PROVENANCE}]})
+    run_dir = project.path / "run"
+    result = run(project, "-n", "2", "--dist", "each", "--compat-results=r.json", f"--compat-run-dir={run_dir}")
+    result.assert_outcomes(passed=2)  # --dist each: both workers run the cell, each through a child
+    assert len(list((run_dir / "servers").glob("*.json"))) == 1  # one device environment: one server
+    # The session started it (it runs no cell itself under xdist), and no worker started one of its own.
+    assert sorted(p.name for p in (run_dir / "launchers").glob("*.json")) == ["main.json"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_warm_server_no_test_needed_is_stopped_with_the_run(project):
+    run_dir = project.path / "run"
+    result = run(project, "-k", "no_such_test", f"--compat-run-dir={run_dir}")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert list((run_dir / "servers").glob("*.log"))  # started as the session began, before -k deselected its cell
+    assert [pid for pid in _processes_with(str(run_dir)) if not _zombie(pid)] == []
+
+
+@pytest.mark.slow
 def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     expect(project, {})
     cells = [f"silu-{style}-eager-float32-cpu_interpret" for style in ("raw_jit", "triton_op", "custom_op")]

@@ -26,13 +26,13 @@ from ..matrix.stages import STAGES
 from ..processes import exit_within, stop_descendants
 from ..report import baseline_changes
 from ..report.summary import needs_reason_lines, summary_lines
-from . import runfiles, servers
+from . import runfiles
 from .environment import machine_label
 from .launcher import INTERRUPTED, start_isa_detection
-from .loadgroup import SharedChildScheduling, cell_of
+from .loadgroup import SharedChildScheduling
 from .matrix_run import ISA_FILE, READ_ONCE, RECORD, MatrixRun
 from .options import children_mode
-from .session import build_counts, cut_short
+from .session import build_counts, child_env, cut_short
 from .workers import gpu_for, visible_gpus
 
 EXIT_WITHIN_S = 30.0  # an interrupted run that has not ended by then (xdist still waiting on a worker) is ended
@@ -115,6 +115,21 @@ class Controller(MatrixRun):
         for sig in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 signal.signal(sig, self._signalled)
+        self.prestart()  # before xdist starts the workers (its hook runs last)
+
+    def prestart(self) -> None:
+        """What the run's first children would wait for, started while the workers start and collect (on one H100,
+        20 s; then every worker's first child waited 16-22 s for the warm server, and the first AOTI builds for the
+        ISA detection): the detection, where a selected cell compiles C++, and the warm server of each device
+        environment the selected cells run in (a `-k` that deselects all of one's cells costs that server's imports)."""
+        cells = [cell for cell in self.selection.cells if cell.unavailable_reason() is None]
+        if any(STAGES[cell.stage].compiles_cpp(cell.device) for cell in cells):
+            self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
+        gpus = visible_gpus() if self.has_workers else []  # each worker's children run on its GPU (workers.py)
+        pinned = sorted({gpu_for(f"gw{i}", gpus) for i in range(self.worker_count)}) if gpus else []
+        per_gpu = [{"CUDA_VISIBLE_DEVICES": gpu} for gpu in pinned] or [{}]
+        one_per_device = {cell.device: cell for cell in cells}.values()
+        self.launcher.prestart([child_env(cell, self.run_dir) | gpu for cell in one_per_device for gpu in per_gpu])
 
     def _signalled(self, signum, frame):
         if self.interrupted:  # a second signal (`timeout` signals the run and then its process group) while the
@@ -122,18 +137,7 @@ class Controller(MatrixRun):
         self.interrupted = f"interrupted by {signal.Signals(signum).name}"
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    def start_isa_detection(self, nodeids) -> None:
-        """Once the tests are known: if any will compile C++ (an AOTI package, a C++ wrapper, CPU kernels), find the
-        CPU ISAs now, once, in the background (every child that compiles C++ waits for it, forked or fresh)."""
-        tests = [found for found in map(cell_of, nodeids) if found]
-        if self.isa_detection is None and any(STAGES[cell.stage].compiles_cpp(cell.device) for cell, _ in tests):
-            self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
-
     # ---- the schedule (pytest-xdist's hooks, optional: the plugin works without xdist) ----
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node, ids):
-        self.start_isa_detection(ids)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node):
@@ -155,10 +159,6 @@ class Controller(MatrixRun):
             config.option.loadscopereorder = False
         return SharedChildScheduling(config, log, split=self.split_lanes)
 
-    def pytest_collection_finish(self, session):
-        self.start_isa_detection([item.nodeid for item in session.items])
-        super().pytest_collection_finish(session)
-
     def pytest_runtest_logreport(self, report):
         sections = {name: section for section, name in RECORD.items()}
         self.fuzz_collected |= "::test_fuzz[" in report.nodeid  # also its empty-parameter-set placeholder
@@ -178,7 +178,7 @@ class Controller(MatrixRun):
             self.isa_detection.kill()
             self.isa_detection.wait()
         if self.has_workers:  # the workers' cells are done: the run's warm servers are this process's to stop
-            servers.stop(self.run_dir)
+            self.launcher.close()
         self._write_results()  # before anything else of an interrupted run's ending: what it measured, within seconds
         if self.interrupted:
             stop_descendants(below_children=self.has_workers)

@@ -22,11 +22,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..child.protocol import IMPORTS_ENV, ISA_FILE_ENV, NVML_CHECK, USER_NVML_CHECK
 from ..errors import DeclarationError, HarnessError
 from ..evidence import outcomes
@@ -35,6 +37,7 @@ from ..processes import kill_for_time, kill_group, parent_death_signal
 from .options import DEFAULT_MODE, MODES
 from .servers import Connection, connect, server_env, stop, tail
 
+LAUNCHERS = "launchers"  # in the run directory: each process's count of the interpreters it started
 INTERRUPTED = "INTERRUPTED"  # a file in the run directory: the run is being stopped, children die on purpose
 
 
@@ -244,6 +247,8 @@ class Launcher:
         self.owner = owner
         self.connections: dict[tuple, Connection] = {}  # per server environment
         self.servers: list[subprocess.Popen] = []  # the servers this process started, to reap
+        self.prestarting: list[threading.Thread] = []  # the servers started ahead of the first child (prestart)
+        self.spawned: list[subprocess.Popen] = []  # their processes, from before their imports
         self.started = 0  # interpreters this launcher started: servers, or fresh children
         self.cpu_seconds = 0.0  # the CPU time of every child this launcher ran, compilers included
 
@@ -252,18 +257,42 @@ class Launcher:
         fresh child that compiles C++ detected again, 40-70 s on the H100)."""
         return _child_env(env, self.paths) | ({ISA_FILE_ENV: self.isa_file} if self.isa_file else {})
 
-    def _connection(self, env: dict[str, str]) -> Connection:
+    def _server_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment of the warm server that forks the children of device environment `env`."""
         preloaded = [m for m in self.imports if m not in self.after_fork]
         full = self._env(env) | {IMPORTS_ENV: ",".join(preloaded), NVML_CHECK: "1"}
         if NVML_CHECK in os.environ:
             full[USER_NVML_CHECK] = os.environ[NVML_CHECK]
+        return full
+
+    def _connect(self, full: dict[str, str], spawned=lambda proc: None) -> Connection:
+        connection, started = connect(self.run_dir, full, self.owner or os.getpid(), spawned)
+        if started is not None:
+            self.servers.append(started)
+            self.started += 1
+        return connection
+
+    def _connection(self, env: dict[str, str]) -> Connection:
+        full = self._server_env(env)
         key = tuple(sorted(server_env(full).items()))
         if key not in self.connections:
-            self.connections[key], started = connect(self.run_dir, full, self.owner or os.getpid())
-            if started is not None:
-                self.servers.append(started)
-                self.started += 1
+            self.connections[key] = self._connect(full)
         return self.connections[key]
+
+    def prestart(self, envs: list[dict[str, str]]) -> None:
+        """Start the warm servers of these device environments now, in the background, so that they import while
+        the workers start and collect, instead of after, when the first child of every worker waits for them (16-22
+        s on one H100). A worker asking meanwhile waits on the server's lock as it would have waited for its start."""
+        for env in envs if self.mode == "forked" else ():
+            thread = threading.Thread(target=self._prestart, args=(self._server_env(env),), daemon=True)
+            thread.start()
+            self.prestarting.append(thread)
+
+    def _prestart(self, full: dict[str, str]) -> None:
+        try:
+            self._connect(full, self.spawned.append).close()
+        except HarnessError:
+            pass  # it could not start (or close stopped it): its record says why, to every worker that asks for it
 
     def run(
         self, task: str, args: dict[str, Any], *, workdir: Path, env: dict[str, str], timeout: float
@@ -336,6 +365,13 @@ class Launcher:
                 raise
 
     def close(self) -> None:
+        """Stop this process's warm servers, and say how many interpreters it started (the run's count)."""
+        for proc in self.spawned:  # a prestarted server still importing: no child of the run needed it
+            if proc.poll() is None and proc not in self.servers:
+                kill_group(proc.pid)
+        for thread in self.prestarting:  # each writes its server's record, which `stop` reads
+            thread.join()
+        self.prestarting.clear()
         for connection in self.connections.values():
             connection.close()
         self.connections.clear()
@@ -344,3 +380,9 @@ class Launcher:
             for server in self.servers:
                 server.wait()
             self.servers.clear()
+        if self.started:
+            (self.run_dir / LAUNCHERS).mkdir(parents=True, exist_ok=True)
+            write_atomic(
+                self.run_dir / LAUNCHERS / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.json",
+                json.dumps({"mode": self.mode, "interpreters": self.started}),
+            )

@@ -271,8 +271,15 @@ class MatrixRun:
 
         fuzz_cells = params("fuzz_cell")
         pinned = {c.id: self.pinned(c) for c in fuzz_cells}
-        # Children wait for the ISA file only when they compile a package, which a collected AOTI test started.
-        launcher = Launcher(
+        self.session = RunSession(
+            self.run_dir, params("cell"), fuzz_cells, self.profile, pinned, self.launcher, self.split_lanes
+        )
+
+    @functools.cached_property
+    def launcher(self) -> Launcher:
+        """This process's starter of children (and of the run's warm servers, where it owns them)."""
+        # Children wait for the ISA file only when they compile a package, which an AOTI test selected started.
+        return Launcher(
             self.run_dir,
             children_mode(self.config),
             imports=self.cases,
@@ -281,9 +288,6 @@ class MatrixRun:
             private_caches=self.private_caches,
             after_fork=self.after_fork,
             owner=self.server_owner,
-        )
-        self.session = RunSession(
-            self.run_dir, params("cell"), fuzz_cells, self.profile, pinned, launcher, self.split_lanes
         )
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds

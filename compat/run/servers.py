@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from filelock import FileLock
 
@@ -31,8 +32,11 @@ from ..processes import kill_for_time, kill_group
 
 SERVER_START_S = 900.0  # importing torch and the suite, on a machine busy with a whole run
 STOP_WAIT_S = 10.0
-# Set per worker or per test in the parent's environment: not the server's, whose children all workers share.
-VOLATILE = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER")
+# Set per process or per test in the parent's environment: not the server's, whose children all workers share, and
+# not in the controller, which starts the servers first: xdist sets its PYTEST_XDIST_* in each worker, and GNU
+# readline sets COLUMNS and LINES in a process that imports it (the workers do).
+VOLATILE = ("PYTEST_CURRENT_TEST", "COLUMNS", "LINES")
+VOLATILE_PREFIX = "PYTEST_XDIST_"
 
 
 def tail(path: Path, chars: int = 3000) -> str:
@@ -43,7 +47,7 @@ def tail(path: Path, chars: int = 3000) -> str:
 
 
 def server_env(env: dict[str, str]) -> dict[str, str]:
-    return {var: value for var, value in env.items() if var not in VOLATILE}
+    return {var: value for var, value in env.items() if var not in VOLATILE and not var.startswith(VOLATILE_PREFIX)}
 
 
 def _digest(text: str, length: int) -> str:
@@ -116,7 +120,9 @@ class Connection:
         self.sock.close()  # the server kills a child this connection still waits for
 
 
-def _start(env: dict[str, str], address: str, log: Path, owner: int) -> tuple[dict, subprocess.Popen | None]:
+def _start(
+    env: dict[str, str], address: str, log: Path, owner: int, spawned: Callable[[subprocess.Popen], None]
+) -> tuple[dict, subprocess.Popen | None]:
     """Start a server and wait for its imports: its record, and its process (None where it could not start)."""
     with open(log, "w") as logf:
         proc = subprocess.Popen(
@@ -127,6 +133,7 @@ def _start(env: dict[str, str], address: str, log: Path, owner: int) -> tuple[di
             start_new_session=True,
             preexec_fn=_no_core,
         )
+    spawned(proc)
     assert proc.stdout is not None  # piped above
     with proc.stdout:
         ready, _, _ = select.select([proc.stdout], [], [], SERVER_START_S)
@@ -148,9 +155,11 @@ def _no_core() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing CUDA process can dump gigabytes of core
 
 
-def connect(run_dir: Path, env: dict[str, str], owner: int) -> tuple[Connection, subprocess.Popen | None]:
+def connect(
+    run_dir: Path, env: dict[str, str], owner: int, spawned: Callable[[subprocess.Popen], None] = lambda proc: None
+) -> tuple[Connection, subprocess.Popen | None]:
     """A connection to the run's server for `env`, started here if no process of the run has (its process is then
-    returned, this process's to reap)."""
+    returned, this process's to reap; `spawned` is told of it as soon as it runs, before its imports)."""
     env = server_env(env)
     key = _digest(json.dumps(sorted(env.items())), 16)
     directory = run_dir / "servers"
@@ -159,7 +168,7 @@ def connect(run_dir: Path, env: dict[str, str], owner: int) -> tuple[Connection,
     with FileLock(str(directory / f"{key}.lock")):
         record = json.loads(path.read_text()) if path.exists() else None
         if record is None:
-            record, proc = _start(env, _address(run_dir, key), directory / f"{key}.log", owner)
+            record, proc = _start(env, _address(run_dir, key), directory / f"{key}.log", owner, spawned)
             path.write_text(json.dumps(record))
     if "error" in record:
         raise HarnessError(record["error"])

@@ -43,7 +43,7 @@ from ..matrix.stages import BUILD_PHASES, FRESH_PHASES, RUNS_LIBRARY_OF, STAGES
 from ..matrix.strategies import Example
 from .doctor import CANARY_PACKAGE, build_runner, canary_device, run_canary, run_cpp_canary
 from .environment import crash_remedy
-from .launcher import ChildResult, Launcher, read_journal
+from .launcher import LAUNCHERS, ChildResult, Launcher, read_journal
 
 BUILD_TIMEOUT = 1200.0  # export + AOTI compile (seconds alone on an H100, more when many run at once)
 FUZZ_STAGE_TIMEOUT = 600.0  # per fuzzed stage, in the child that fuzzes it
@@ -423,14 +423,7 @@ class RunSession:
     # ---- end ----
 
     def close(self) -> None:
-        """Stop this process's warm servers, and say how many interpreters it started (the benchmark's count)."""
         self.launcher.close()
-        if self.launcher.started:
-            (self.run_dir / "launchers").mkdir(parents=True, exist_ok=True)
-            write_atomic(
-                self.run_dir / "launchers" / f"{_worker()}.json",
-                json.dumps({"mode": self.launcher.mode, "interpreters": self.launcher.started}),
-            )
 
 
 def cut_short(run_dir: Path) -> dict[str, Outcome]:
@@ -547,7 +540,7 @@ def build_counts(run_dir: Path) -> dict[str, Any]:
     }
     compiles = {name: d.get("compile_seconds") for name, d in made.items() if "reused_from" not in d}
     canaries = {name: Outcome.from_dict(r).summary() for name, r in records.items() if name.startswith("canary-")}
-    launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "launchers").glob("*.json"))]
+    launchers = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / LAUNCHERS).glob("*.json"))]
     return {
         "exports": sum("export" in b["phases"] for b in builds),
         "aoti_compiles": len(compiles),
