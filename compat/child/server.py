@@ -1,5 +1,5 @@
-"""The warm server: one per run and device environment, shared by the run's workers (compat.run.launcher starts it
-on the first child it needs), that forks the children.
+"""The warm server: one per run and device environment, shared by the run's workers (the session starts it as the
+run begins: compat.run.controller), that forks the children.
 
 It pays once what every child would otherwise pay: importing torch, triton, Dynamo, torch.export, Inductor, the
 suite's modules and the user's (measured on the H100 runner: 15 s per interpreter, several hundred interpreters a

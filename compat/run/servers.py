@@ -1,5 +1,6 @@
 """The run's warm servers (compat.child.server), parent side: one per device environment for the whole run, started by
-the first process of the run that needs it and shared by every worker over a Unix socket.
+the session as the run begins (or by the first process that needs one it did not foresee) and shared by every worker
+over a Unix socket.
 
 One per worker cost every worker a second interpreter's imports (on one H100, 16 workers' servers took 223 CPU-s,
 all of it importing torch and the suite, at the run's start when every worker starts at once). The record of each
