@@ -342,12 +342,16 @@ def test_the_session_starts_the_warm_server_while_its_workers_start_and_they_sha
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_warm_server_no_test_needed_is_stopped_with_the_run(project):
+def test_a_warm_server_no_test_needed_is_stopped_with_the_run_and_a_filtered_run_starts_none(project):
     run_dir = project.path / "run"
-    result = run(project, "-k", "no_such_test", f"--compat-run-dir={run_dir}")
+    result = run(project, f"--deselect=test_matrix.py::test_cell[{CELL}]", f"--compat-run-dir={run_dir}")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    assert list((run_dir / "servers").glob("*.log"))  # started as the session began, before -k deselected its cell
+    assert list((run_dir / "servers").glob("*.log"))  # started as the session began, before its cell was deselected
     assert [pid for pid in _processes_with(str(run_dir)) if not _zombie(pid)] == []
+    # A -k or -m run waits for its collection to know its cells (the fast tier's -m "not slow" leaves none).
+    result = run(project, "-k", "no_such_test", f"--compat-run-dir={project.path / 'filtered'}")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert not (project.path / "filtered" / "servers").exists()
 
 
 @pytest.mark.slow

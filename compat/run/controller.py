@@ -22,6 +22,7 @@ from ..errors import ResultsError
 from ..evidence import baseline, results
 from ..evidence.expectations import accept_run, measured_on
 from ..evidence.outcomes import Outcome
+from ..matrix.cells import Cell
 from ..matrix.stages import STAGES
 from ..processes import exit_within, stop_descendants
 from ..report import baseline_changes
@@ -29,7 +30,7 @@ from ..report.summary import needs_reason_lines, summary_lines
 from . import runfiles
 from .environment import machine_label
 from .launcher import INTERRUPTED, start_isa_detection
-from .loadgroup import SharedChildScheduling
+from .loadgroup import SharedChildScheduling, cell_of
 from .matrix_run import ISA_FILE, READ_ONCE, RECORD, MatrixRun
 from .options import children_mode
 from .session import build_counts, child_env, cut_short
@@ -82,6 +83,7 @@ class Controller(MatrixRun):
             None  # the process that detects the CPU ISAs once per run (forked children only)
         )
         self.has_workers = False  # xdist workers run the cells (known at session start)
+        self.prestarted = False  # the ISA detection and the warm servers (prestart)
         self.records: dict[str, dict[tuple, dict]] = {s: {} for s in RECORD}  # per section: (nodeid, worker) ->
         # cell record, from every worker's reports
         self.started = time.monotonic()
@@ -115,14 +117,28 @@ class Controller(MatrixRun):
         for sig in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 signal.signal(sig, self._signalled)
-        self.prestart()  # before xdist starts the workers (its hook runs last)
+        # Before xdist starts the workers (its hook runs last), where the selected cells are the run's; a `-k` or `-m`
+        # may deselect them all (the test suite's fast tier does), so such a run waits for its collection.
+        if not (self.config.option.keyword or self.config.option.markexpr):
+            self.prestart(self.selection.cells)
 
-    def prestart(self) -> None:
-        """What the run's first children would wait for, started while the workers start and collect (on one H100,
-        20 s; then every worker's first child waited 16-22 s for the warm server, and the first AOTI builds for the
-        ISA detection): the detection, where a selected cell compiles C++, and the warm server of each device
-        environment the selected cells run in (a `-k` that deselects all of one's cells costs that server's imports)."""
-        cells = [cell for cell in self.selection.cells if cell.unavailable_reason() is None]
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self.prestart([found[0] for found in map(cell_of, ids) if found])
+
+    def pytest_collection_finish(self, session):
+        self.prestart([found[0] for found in (cell_of(item.nodeid) for item in session.items) if found])
+        super().pytest_collection_finish(session)
+
+    def prestart(self, cells: list[Cell]) -> None:
+        """What the run's first children would wait for, started once, as early as the cells to run are known: on one
+        H100 the workers took 20 s to start and collect, and then each one's first child waited 16 s for the warm
+        server (results/benchmark/warm-server-prestart). The ISA detection, where a cell compiles C++, and the warm
+        server of each device environment the cells run in."""
+        if self.prestarted:
+            return
+        self.prestarted = True
+        cells = [cell for cell in cells if cell.unavailable_reason() is None]
         if any(STAGES[cell.stage].compiles_cpp(cell.device) for cell in cells):
             self.isa_detection = start_isa_detection(self.run_dir / ISA_FILE)
         gpus = visible_gpus() if self.has_workers else []  # each worker's children run on its GPU (workers.py)
