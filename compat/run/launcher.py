@@ -381,8 +381,10 @@ class Launcher:
                 server.wait()
             self.servers.clear()
         if self.started:
+            # The owner is the session's process, whose environment may hold the PYTEST_XDIST_WORKER of an outer run.
+            name = "main" if self.owner is None else os.environ.get("PYTEST_XDIST_WORKER", str(os.getpid()))
             (self.run_dir / LAUNCHERS).mkdir(parents=True, exist_ok=True)
             write_atomic(
-                self.run_dir / LAUNCHERS / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.json",
+                self.run_dir / LAUNCHERS / f"{name}.json",
                 json.dumps({"mode": self.mode, "interpreters": self.started}),
             )
