@@ -34,8 +34,9 @@ from ..processes import kill_for_time, kill_group
 SERVER_START_S = 900.0  # importing torch and the suite, on a machine busy with a whole run
 STOP_WAIT_S = 10.0
 # Set per process or per test in the parent's environment: not the server's, whose children all workers share, and
-# not in the controller, which starts the servers first: xdist sets its PYTEST_XDIST_* in each worker, and GNU
-# readline sets COLUMNS and LINES in a process that imports it (the workers do).
+# not in the controller, which starts the servers first: xdist sets its PYTEST_XDIST_* in each worker, and the
+# workers had COLUMNS=80 and LINES=24 where the controller had neither (measured on this CPU; likely a terminal
+# library's import there).
 VOLATILE = ("PYTEST_CURRENT_TEST", "COLUMNS", "LINES")
 VOLATILE_PREFIX = "PYTEST_XDIST_"
 
