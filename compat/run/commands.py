@@ -53,7 +53,9 @@ OK, FOUND, USAGE, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 # pytest's exit codes in the rule above: tests failed, interrupted, internal error, usage error, nothing collected.
 PYTEST_EXIT = {0: OK, 1: FOUND, 2: INTERRUPTED, 3: INTERNAL, 4: USAGE, 5: USAGE}
 
-HYPOTHESIS_MODULES = ("_hypothesis_globals", "hypothesis")  # the modules of Hypothesis's pytest plugin
+# The plugins this process imports before pytest can mark them for assertion rewriting: Hypothesis's, and this suite's
+# own (its entry point names the package `compat`).
+PREIMPORTED_PLUGINS = ("_hypothesis_globals", "hypothesis", "compat")
 
 
 def _gating_ini(config: pytest.Config, command: str, way_out: str) -> Path | None:
@@ -127,11 +129,11 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         args.workers,
         "--dist",
         "loadgroup",
-        # This process imported Hypothesis before pytest could mark its plugin for assertion rewriting: pytest would
-        # warn about it in every run; Hypothesis holds no test of the user's, so nothing is lost.
+        # This process imported them before pytest could mark them for assertion rewriting: pytest would warn about
+        # it in every run of a repository whose ini does not ignore it; they hold no test of the user's.
         *(
             f"-Wignore:Module already imported so cannot be rewritten; {m}:pytest.PytestAssertRewriteWarning"
-            for m in HYPOTHESIS_MODULES
+            for m in PREIMPORTED_PLUGINS
         ),
         *([f"--compat-results={args.results}"] if args.results else []),  # else a file of its own in compat-results/
         *extra,
