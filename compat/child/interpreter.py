@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import triton
+
 
 def drop_discarded_overflow_checks() -> bool:
     """Turn the interpreter's overflow checks off where its `device_assert` discards them; whether it did."""
-    import triton
-
     if not triton.knobs.runtime.interpret:
         return False
-    from triton.runtime import interpreter
+    from triton.runtime import interpreter  # only where it runs: importing Triton does not load it
 
     options = interpreter.interpreter_builder.options
     if options.debug or not options.sanitize_overflow:

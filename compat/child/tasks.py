@@ -17,7 +17,6 @@ from typing import Any, Callable, cast
 
 from ..matrix.cases import import_cases
 from ..processes import STACKS_SIGNAL
-from .interpreter import drop_discarded_overflow_checks
 from .journal import Journal
 
 TASKS: dict[str, Callable[..., None]] = {}
@@ -158,6 +157,8 @@ def run(task_path: str, journal_path: str) -> None:
     try:
         # Modules that declare kernels or tasks of their own; a fresh child forks nothing, so CUDA may be initialised.
         import_cases(spec.get("imports", []), "child", forks=False)
+        from .interpreter import drop_discarded_overflow_checks  # imports Triton: after the journal has started
+
         drop_discarded_overflow_checks()  # where the environment asks for Triton's interpreter
         if spec["task"] not in TASKS:
             raise KeyError(f"unknown child task {spec['task']!r}; tasks: {', '.join(sorted(TASKS))}")
