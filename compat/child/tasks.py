@@ -157,9 +157,9 @@ def run(task_path: str, journal_path: str) -> None:
     try:
         # Modules that declare kernels or tasks of their own; a fresh child forks nothing, so CUDA may be initialised.
         import_cases(spec.get("imports", []), "child", forks=False)
-        from .interpreter import drop_discarded_overflow_checks  # imports Triton: after the journal has started
+        from .interpreter import lighten  # imports Triton: after the journal has started
 
-        drop_discarded_overflow_checks()  # where the environment asks for Triton's interpreter
+        lighten()  # Triton's interpreter, where the environment asks for it
         if spec["task"] not in TASKS:
             raise KeyError(f"unknown child task {spec['task']!r}; tasks: {', '.join(sorted(TASKS))}")
         journal.ready()
