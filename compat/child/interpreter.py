@@ -11,7 +11,7 @@
   patched already the second pass only sets what is set; it is skipped there, and runs as before anywhere else.
 
 Measured on this 2-core CPU, `examples/my_kernels`' children spent 52 (the checks) and 22.6 (the patching) of their
-268 CPU-seconds on these (results/benchmark/interpreter-overflow-checks/). tests/test_interpreter.py holds the premises
+268 CPU-seconds on these (results/benchmark/interpreter-discarded-work/). tests/test_interpreter.py holds the premises
 on Triton's own interpreter: the same values with and without each, and what is patched after a launch.
 """
 
