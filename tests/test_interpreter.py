@@ -129,3 +129,11 @@ def test_a_helper_whose_module_holds_what_the_launch_did_not_patch_patches_it_as
     helper.restore()
     launch.restore()
     assert tl.core.is_builtin(tl.load) and tl.core.is_builtin(tl.core.load)
+
+
+def test_an_interpreter_without_the_option_or_the_scope_is_left_as_it_is(builder, monkeypatch):
+    monkeypatch.setattr(builder, "options", type("Options", (), {"debug": False})())  # no sanitize_overflow
+    monkeypatch.delattr(interpreter, "_LangPatchScope")
+    patch = interpreter._patch_lang
+    assert lightened.lighten() == []
+    assert interpreter._patch_lang is patch

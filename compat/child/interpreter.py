@@ -10,9 +10,10 @@
   its own module's again, through `inspect.getmembers` of each, and drops that scope. Where every one of them is
   patched already the second pass only sets what is set; it is skipped there, and runs as before anywhere else.
 
-Measured on this 2-core CPU, `examples/my_kernels`' children spent 52 (the checks) and 22.6 (the patching) of their
+Measured on a 2-core CPU, `examples/my_kernels`' children spent 52 (the checks) and 22.6 (the patching) of their
 268 CPU-seconds on these (results/benchmark/interpreter-discarded-work/). tests/test_interpreter.py holds the premises
-on Triton's own interpreter: the same values with and without each, and what is patched after a launch.
+on Triton's own interpreter: the same values with and without each, and what is patched after a launch. A Triton
+whose interpreter has neither (no `sanitize_overflow` option, no `_LangPatchScope`) is left as it is.
 """
 
 from __future__ import annotations
@@ -40,22 +41,22 @@ def lighten() -> list[str]:
 
 def _drop_overflow_checks(interpreter) -> bool:
     options = interpreter.interpreter_builder.options
-    if options.debug or not options.sanitize_overflow:
+    if options.debug or not getattr(options, "sanitize_overflow", False):
         return False
     interpreter.interpreter_builder.options = dataclasses.replace(options, sanitize_overflow=False)
     return True
 
 
 def _patch_once(interpreter) -> bool:
-    patch = interpreter._patch_lang
-    if getattr(patch, "patched_once", False):
+    patch, scope = getattr(interpreter, "_patch_lang", None), getattr(interpreter, "_LangPatchScope", None)
+    if patch is None or scope is None or getattr(patch, "patched_once", False):
         return False
     language = triton.language
 
     def patch_once(fn):
         langs = [value for value in fn.__globals__.values() if value is language or value is language.core]
         if langs and not any(language.core.is_builtin(getattr(lang, SENTINEL)) for lang in langs):
-            return interpreter._LangPatchScope()  # all patched by the running launch, which restores them
+            return scope()  # all patched by the running launch, which restores them
         return patch(fn)
 
     patch_once.patched_once = True  # type: ignore[attr-defined]
