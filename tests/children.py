@@ -80,3 +80,26 @@ def globals_seen(journal, value: str):
     seen = getattr(compat, "_left_by_a_previous_task", None)
     compat._left_by_a_previous_task = value
     journal.run("work", lambda: Outcome("passed", detail={"seen": seen}))
+
+
+@task("test_reports_compiler")
+def reports_compiler(journal):
+    """What the warm server left this child of Inductor: imported or not, and its source hashes cached or not (the
+    functions that compute them are replaced first, so a hash computed here fails)."""
+    import sys
+
+    def seen():
+        imported = "torch._inductor.compile_fx" in sys.modules
+        if not imported:
+            return Outcome("passed", detail={"imported": False, "hashed": None})
+        from torch._inductor import codecache
+        from torch._inductor.runtime import triton_compat
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("a source hash computed in the child")
+
+        codecache.build_code_hash = triton_compat.triton_key = refuse
+        hashed = bool(codecache.torch_key()) and bool(codecache.triton_key())
+        return Outcome("passed", detail={"imported": True, "hashed": hashed})
+
+    journal.run("work", seen)

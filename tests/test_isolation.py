@@ -119,6 +119,19 @@ def test_the_warm_server_is_started_once_and_fresh_children_once_each(tmp_path):
         fresh.close()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("compiles", [False, True])
+def test_the_warm_server_imports_inductor_and_hashes_its_sources_only_for_a_run_that_compiles(tmp_path, compiles):
+    launcher = Launcher(tmp_path, "forked", imports=("tests.children",), compiles=compiles)
+    try:
+        seen = _run(launcher, tmp_path, "reports_compiler").outcome("work")
+    finally:
+        launcher.close()
+    assert seen.kind == "passed", seen.message
+    reported = {key: seen.detail.get(key) for key in ("imported", "hashed")}
+    assert reported == ({"imported": True, "hashed": True} if compiles else {"imported": False, "hashed": None})
+
+
 def _wait_for(path: Path, within: float = 120.0) -> str:
     deadline = time.monotonic() + within
     while not (path.exists() and path.read_text()):

@@ -370,7 +370,10 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
         "--compat-styles=raw_jit,triton_op,custom_op,wrap_triton",
         "--compat-stages=eager",
     ]
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q")
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "test_matrix.py", *wide, "--collect-only", "-q", "--compat-run-dir=run"
+    )
+    assert sorted(p.name for p in (project.path / "run").iterdir()) == ["read-once.pickle"]  # no server, no ISA probe
     order = [line.split("[")[1].rstrip("]") for line in result.outlines if "test_cell[" in line]
     # wrap_triton's group is not recorded: it weighs the median of the recorded probes (5 s), after the 30 s one.
     assert (

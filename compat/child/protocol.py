@@ -26,6 +26,7 @@ CPP_RUNNER = "aoti_runner"  # the C++ runner's binary (compat.child.cpp)
 
 # Environment variables the parent sets for every child.
 IMPORTS_ENV = "COMPAT_IMPORTS"  # comma-separated modules of the user's (kernels, tasks) every child imports first
+COMPILES_ENV = "COMPAT_COMPILES"  # "1" where a selected stage compiles with Inductor: the warm server imports it
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch's own: set in a warm server, so a fork can use CUDA
 USER_NVML_CHECK = "COMPAT_USER_NVML_CHECK"  # the user's own value of NVML_CHECK, restored in each child
 ISA_FILE_ENV = "COMPAT_ISA_FILE"  # where the run's one detection of the CPU ISAs writes (compat.child.toolchain)

@@ -1,12 +1,12 @@
 """The warm server: one per run and device environment, shared by the run's workers (the session starts it as the
 run begins: compat.run.controller), that forks the children.
 
-It pays once what every child would otherwise pay: importing torch, triton, Dynamo, torch.export, Inductor, the
-suite's modules and the user's (measured on the H100 runner: 15 s per interpreter, several hundred interpreters a
-run; one server per worker still cost 16 workers 223 CPU-s of imports on one H100). It never initialises CUDA: torch's
-availability checks go through NVML (PYTORCH_NVML_BASED_CUDA_CHECK=1, set by the launcher: PyTorch's fork-safe
-check), so a forked child can still use CUDA. Each task runs in a fork of that clean state, so a cell never sees
-another cell's Python state, and a crash or hang stays the child's.
+It pays once what every child would otherwise pay: importing torch, triton, Dynamo, torch.export, Inductor (where a
+selected stage compiles), the suite's modules and the user's (measured on the H100 runner: 15 s per interpreter,
+several hundred interpreters a run; one server per worker still cost 16 workers 223 CPU-s of imports on one H100).
+It never initialises CUDA: torch's availability checks go through NVML (PYTORCH_NVML_BASED_CUDA_CHECK=1, set by the
+launcher: PyTorch's fork-safe check), so a forked child can still use CUDA. Each task runs in a fork of that clean
+state, so a cell never sees another cell's Python state, and a crash or hang stays the child's.
 
 Protocol, one JSON object per line. On its stdout the server first answers its starter {"ready": pid} (or {"error":
 text} when an import failed), then listens on a Unix socket (ADDRESS). On each connection a client writes {"task":
@@ -33,7 +33,7 @@ import time
 import traceback
 
 from ..processes import kill_group, parent_death_signal
-from .protocol import IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK, unix_address
+from .protocol import COMPILES_ENV, IMPORTS_ENV, NVML_CHECK, USER_NVML_CHECK, unix_address
 
 # Modules every child uses, imported once here (none of them initialises CUDA).
 PRELOAD = (
@@ -41,8 +41,6 @@ PRELOAD = (
     "triton",
     "torch._dynamo",
     "torch.export",
-    "torch._inductor.compile_fx",
-    "torch._inductor.codecache",
     "torch._higher_order_ops.triton_kernel_wrap",
     "torch.utils.flop_counter",
     "hypothesis",
@@ -54,6 +52,11 @@ PRELOAD = (
     "compat.child.fuzz",
     "compat.child.canary",
 )
+# Where a selected stage compiles (COMPILES_ENV): Inductor, 0.7 CPU-s an import on a 2-core CPU that a run of eager
+# and export stages never uses. Its source hashes (torch_key, triton_key: 0.46 CPU-s there, torch caches them per
+# process), which every compile in a child asks for first, are computed here once.
+COMPILER_PRELOAD = ("torch._inductor.compile_fx", "torch._inductor.codecache")
+SOURCE_KEYS = ("torch_key", "triton_key")
 OWNER_POLL_S = 1.0  # how often the server checks that the run's owner still lives
 
 _running: dict[int, socket.socket] = {}  # each running child, by pid: the connection that asked for it
@@ -218,6 +221,16 @@ def listen(address: str) -> socket.socket:
     return listener
 
 
+def _hash_sources() -> None:
+    """Inductor's hashes of torch's and Triton's sources, cached in this process for every child it forks. Hashing
+    touches no device; a torch without one of them is left to compute what it has."""
+    codecache = sys.modules["torch._inductor.codecache"]
+    for name in SOURCE_KEYS:
+        key = getattr(codecache, name, None)
+        if callable(key):
+            key()
+
+
 def _freeze_heap() -> None:
     """What each child did first on the heap it inherits, done once here, then that heap frozen (gc.freeze): a
     child's collections no longer walk it nor write to its pages (each a copy-on-write copy), and Hypothesis's first
@@ -240,8 +253,11 @@ def main(address: str, owner: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run decides; a terminal's ^C reaches it, not us
     start = time.monotonic()
     try:
-        for module in PRELOAD:
+        compiles = os.environ.get(COMPILES_ENV) == "1"
+        for module in PRELOAD + (COMPILER_PRELOAD if compiles else ()):
             importlib.import_module(module)
+        if compiles:
+            _hash_sources()
         # Inside the try, after PRELOAD: an import that fails is reported to the starter through the protocol.
         from ..matrix.cases import import_cases
 

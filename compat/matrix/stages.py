@@ -113,6 +113,11 @@ class Stage:
         return self.family in PACKAGED or self.family in RUNS_LIBRARY_OF
 
     @property
+    def compiles(self) -> bool:
+        """Inductor compiles here: torch.compile, or an AOTI library (its own, or the one it runs)."""
+        return self.compiler is not None or self.packaged
+
+    @property
     def autotunes(self) -> bool:
         """Inductor's max-autotune benchmarks its own kernel choices here (compat.child.compile_threads)."""
         return (self.compiler or {}).get("mode") == "max-autotune" or self.family == "aoti_max_autotune"

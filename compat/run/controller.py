@@ -135,7 +135,7 @@ class Controller(MatrixRun):
         H100 the workers took 20 s to start and collect, and then each one's first child waited 16 s for the warm
         server (results/benchmark/warm-server-prestart). The ISA detection, where a cell compiles C++, and the warm
         server of each device environment the cells run in."""
-        if self.prestarted:
+        if self.prestarted or self.config.option.collectonly:  # a collection runs no child
             return
         self.prestarted = True
         cells = [cell for cell in cells if cell.unavailable_reason() is None]

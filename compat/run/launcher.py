@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomic
-from ..child.protocol import IMPORTS_ENV, ISA_FILE_ENV, NVML_CHECK, USER_NVML_CHECK
+from ..child.protocol import COMPILES_ENV, IMPORTS_ENV, ISA_FILE_ENV, NVML_CHECK, USER_NVML_CHECK
 from ..errors import DeclarationError, HarnessError
 from ..evidence import outcomes
 from ..evidence.outcomes import Outcome
@@ -233,18 +233,19 @@ class Launcher:
         private_caches: tuple[str, ...] = (),
         after_fork: tuple[str, ...] = (),
         owner: int | None = None,
+        compiles: bool = True,
     ):
         """`imports`: modules every child imports first (the user's kernels); `paths`: where to find them;
         `private_caches`: the compiler caches (their variables) each child starts empty, removed when it ends;
         `after_fork`: those of `imports` the warm servers leave to each child (their import touches CUDA); `owner`: the
         process that owns the run's warm servers (they end with it), None for this one, which then stops them when it
-        closes."""
+        closes; `compiles`: whether any of its children may compile with Inductor (its warm servers import it)."""
         if mode not in MODES:
             raise ValueError(f"children are started {' or '.join(MODES)}, not {mode!r}")
         self.run_dir, self.mode, self.isa_file = Path(run_dir), mode, isa_file
         self.imports, self.paths, self.private_caches = tuple(imports), tuple(paths), private_caches
         self.after_fork = tuple(after_fork)
-        self.owner = owner
+        self.owner, self.compiles = owner, compiles
         self.connections: dict[tuple, Connection] = {}  # per server environment
         self.servers: list[subprocess.Popen] = []  # the servers this process started, to reap
         self.prestarting: list[threading.Thread] = []  # the servers started ahead of the first child (prestart)
@@ -260,7 +261,8 @@ class Launcher:
     def _server_env(self, env: dict[str, str]) -> dict[str, str]:
         """The environment of the warm server that forks the children of device environment `env`."""
         preloaded = [m for m in self.imports if m not in self.after_fork]
-        full = self._env(env) | {IMPORTS_ENV: ",".join(preloaded), NVML_CHECK: "1"}
+        compiles = "1" if self.compiles else "0"
+        full = self._env(env) | {IMPORTS_ENV: ",".join(preloaded), COMPILES_ENV: compiles, NVML_CHECK: "1"}
         if NVML_CHECK in os.environ:
             full[USER_NVML_CHECK] = os.environ[NVML_CHECK]
         return full

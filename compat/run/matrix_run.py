@@ -288,6 +288,7 @@ class MatrixRun:
             private_caches=self.private_caches,
             after_fork=self.after_fork,
             owner=self.server_owner,
+            compiles=any(STAGES[cell.stage].compiles for cell in self.selection.cells),
         )
 
     @pytest.hookimpl(tryfirst=True)  # before xdist waits for its workers: results first, within seconds
