@@ -4,13 +4,16 @@ torch._dynamo.config or torch._inductor.config changed fails at teardown, naming
 Restore with torch._inductor.config.patch(...): under torch 2.13 (pytest 9.2), monkeypatch's undo deletes a
 ConfigModule value instead of restoring it (found by this check; under torch 2.11 it restores)."""
 
+# The configs are imported as the plugin loads, in every process of a run alike: their import sets
+# TORCHINDUCTOR_CACHE_DIR in the environment, and a worker that set it at its first test's setup no longer matched the
+# warm servers its controller had started (compat.run.servers keys a server by its environment): it started its own,
+# and those idled.
 import pytest
+import torch._dynamo.config
+import torch._inductor.config
 
 
 def _config_snapshot() -> dict[str, str]:
-    import torch._dynamo.config
-    import torch._inductor.config
-
     return {
         f"{module.__name__}.{key}": repr(value)
         for module in (torch._dynamo.config, torch._inductor.config)

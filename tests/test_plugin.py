@@ -13,6 +13,7 @@ import torch
 import yaml
 
 from compat.evidence.expectations import cell_view
+from compat.run.matrix_run import ISA_FILE
 from tests.projects import PROVENANCE, expect, write_results
 
 CELL = "silu-raw_jit-eager-float32-cpu_interpret"  # runs on any machine; measured to pass on CPU and GPU hosts
@@ -390,6 +391,17 @@ def test_recorded_durations_order_the_run_longest_shared_child_first(project):
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_matrix.py", *wide)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*compat_durations (*tox.ini): *more.json*no cell was run*"])
+
+
+@pytest.mark.slow
+def test_a_run_of_a_test_named_by_its_id_starts_only_what_that_test_needs(mine):
+    # The selection holds a stage that compiles C++; the test named runs eager: no ISA detection, one warm server.
+    selected = [*MINE_ONLY[:-1], "--compat-stages=eager,compile_inductor", "--compat-accept", "--compat-run-dir=run"]
+    result = mine.runpytest_subprocess("-p", "no:cacheprovider", *selected, f"test_matrix.py::test_cell[{MINE}]")
+    result.assert_outcomes(passed=1)
+    run = mine.path / "run"
+    assert not (run / ISA_FILE).with_suffix(".log").exists()
+    assert len(list((run / "servers").glob("*.json"))) == 1
 
 
 @pytest.mark.slow

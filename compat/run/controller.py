@@ -117,9 +117,11 @@ class Controller(MatrixRun):
         for sig in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 signal.signal(sig, self._signalled)
-        # Before xdist starts the workers (its hook runs last), where the selected cells are the run's; a `-k` or `-m`
-        # may deselect them all (the test suite's fast tier does), so such a run waits for its collection.
-        if not (self.config.option.keyword or self.config.option.markexpr):
+        # Before xdist starts the workers (its hook runs last), where the selected cells are the run's; a `-k`, `-m` or
+        # a test's node id may deselect them all (the test suite's fast tier does), so such a run waits for its
+        # collection: one fuzz test named by its id started every device's server and the ISA detection (20 CPU-s).
+        named = any("::" in arg for arg in self.config.args)
+        if not (self.config.option.keyword or self.config.option.markexpr or named):
             self.prestart(self.selection.cells)
 
     @pytest.hookimpl(optionalhook=True)
