@@ -2,6 +2,7 @@
 without building and loading its test libraries again (40-70 s per process on torch 2.11)."""
 
 import json
+import platform
 import subprocess
 import sys
 
@@ -21,6 +22,36 @@ picked = cpu_vec_isa.pick_vec_isa()
 print(json.dumps({"applied": applied, "picked": str(picked), "valid": [str(i) for i in cpu_vec_isa.valid_vec_isa_list()],
                   "truthy": all(bool(i) for i in cpu_vec_isa.valid_vec_isa_list())}))
 """
+
+
+# Every ISA check a stand-in of half a second that records when it ran, on a CPU that claims all four x86 ISAs.
+TIMED_CHECKS = """
+import json, sys, threading, time
+from torch._inductor import cpu_vec_isa
+from compat.child import toolchain
+
+spans, lock = [], threading.Lock()
+
+def timed_check(self, code):
+    start = time.monotonic()
+    time.sleep(0.5)
+    with lock:
+        spans.append((start, time.monotonic()))
+    return True
+
+cpu_vec_isa.VecISA.check_build = timed_check
+cpu_vec_isa.x86_isa_checker = lambda: ["avx2", "avx512", "avx512_vnni", "amx_tile"]
+if sys.argv[1] == "inductor":
+    print(json.dumps({"names": [str(i) for i in cpu_vec_isa.valid_vec_isa_list()], "spans": spans}))
+else:
+    toolchain.detect(sys.argv[1])
+    names = [entry["name"] for entry in json.load(open(sys.argv[1]))["isas"]]
+    print(json.dumps({"names": names, "spans": spans}))
+"""
+
+
+def _most_at_once(spans) -> int:
+    return max(sum(s <= start < e for s, e in spans) for start, _ in spans)
 
 
 def _python(*args):
@@ -63,3 +94,14 @@ def test_fresh_children_get_the_runs_one_detection_as_forked_ones_do(tmp_path):
     for mode in ("fresh", "forked"):
         launcher = Launcher(tmp_path, mode, isa_file=str(tmp_path / "isa.json"))
         assert launcher._env({"CUDA_VISIBLE_DEVICES": ""})[ISA_FILE_ENV] == str(tmp_path / "isa.json")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the side-by-side checks are x86's")
+def test_the_detection_runs_the_isa_checks_side_by_side_and_finds_what_inductor_finds_in_turn(tmp_path):
+    # On torch 2.11 the checks took 54 s one after the other, and every C++ lane of a run waited for them (one H100).
+    in_turn = json.loads(_python("-c", TIMED_CHECKS, "inductor"))
+    side_by_side = json.loads(_python("-c", TIMED_CHECKS, str(tmp_path / "isa.json")))
+    assert side_by_side["names"] == in_turn["names"] and in_turn["names"]  # AMX's also needs the kernel to allow it
+    assert _most_at_once(in_turn["spans"]) == 1
+    assert _most_at_once(side_by_side["spans"]) == 4  # each ISA's first check at once; its further ones follow it
