@@ -18,6 +18,7 @@ environment (TORCHINDUCTOR_COMPILE_THREADS=1: no pool of subprocesses).
 import argparse
 import os
 import sys
+import tempfile
 import time
 
 import torch._dynamo
@@ -26,6 +27,7 @@ import torch._inductor.config  # noqa: F401 - sizes its compile pool from the en
 
 from compat.child import compile_threads, fuzz
 from compat.child.checks import before_stage
+from compat.child.journal import Journal
 from compat.child.protocol import AUTOTUNE_THREADS_ENV
 from compat.matrix.cases import import_cases
 from compat.matrix.cells import parse_cell_id
@@ -42,12 +44,13 @@ def main(argv: list[str]) -> int:
     if args.precompile_threads:
         os.environ[AUTOTUNE_THREADS_ENV] = str(args.precompile_threads)
     import_cases(args.cases, "scripts/fuzz_graphs.py", forks=False)
+    journal = Journal(os.path.join(tempfile.mkdtemp(), "journal.jsonl"))  # the waits before_stage reports
     for cell_id in args.cells:
         cell = parse_cell_id(cell_id, "scripts/fuzz_graphs.py")
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
         torch._dynamo.utils.compilation_time_metrics.clear()
-        before_stage(cell)
+        before_stage(cell, journal)
         start = time.monotonic()
         with compile_threads.of_stage(cell.stage):
             outcome = fuzz._fuzz_probe_stage(cell, "ci", None, {"pins": []})

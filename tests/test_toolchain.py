@@ -105,3 +105,40 @@ def test_the_detection_runs_the_isa_checks_side_by_side_and_finds_what_inductor_
     assert side_by_side["names"] == in_turn["names"] and in_turn["names"]  # AMX's also needs the kernel to allow it
     assert _most_at_once(in_turn["spans"]) == 1
     assert _most_at_once(side_by_side["spans"]) == 4  # each ISA's first check at once; its further ones follow it
+
+
+# A stage that compiles C++ and one that does not, in one child, while the run's detection is still running.
+WAITS = """
+import json, os, sys, threading, time
+from pathlib import Path
+
+import torch
+import compat.matrix.kernels  # noqa: F401 - the suite's kernels, which the cell ids name
+from compat.child import checks
+from compat.child.journal import Journal
+from compat.child.protocol import ISA_FILE_ENV
+from compat.matrix.cells import parse_cell_id
+from compat.run.launcher import read_journal
+
+isa, journal = Path(sys.argv[1]), Journal(sys.argv[2])
+os.environ[ISA_FILE_ENV] = str(isa)
+
+def detect_late():
+    time.sleep(0.5)
+    isa.with_suffix(".tmp").write_text(json.dumps({"torch": torch.__version__, "isas": []}))
+    isa.with_suffix(".tmp").replace(isa)
+
+threading.Thread(target=detect_late).start()
+for stage in ("compile_inductor", "eager", "compile_inductor"):
+    checks.before_stage(parse_cell_id(f"silu-triton_op-{stage}-float32-cpu_interpret", "test"), journal)
+print(json.dumps(read_journal(Path(sys.argv[2])).seconds))
+"""
+
+
+@pytest.mark.slow
+def test_a_child_that_waited_for_the_detection_says_how_long_once(tmp_path):
+    # On the H100 each C++ lane of Liger's gate waited 54 s for it, which its profile showed only as time outside
+    # every phase; the profile now names it as it names each phase (compat.report.profile).
+    seconds = json.loads(_python("-c", WAITS, str(tmp_path / "isa.json"), str(tmp_path / "journal.jsonl")))
+    assert list(seconds) == ["waiting for the ISA detection"]  # the second compiling stage found it done
+    assert 0.4 <= seconds["waiting for the ISA detection"] < 10

@@ -9,6 +9,7 @@ import functools
 import gc
 import itertools
 import re
+import time
 import weakref
 from typing import TYPE_CHECKING, Callable, cast
 
@@ -33,6 +34,7 @@ from . import latency, launches, toolchain
 if TYPE_CHECKING:
     from ..matrix.cells import Cell
     from ..matrix.contract import Kernel, Op
+    from .journal import Journal
 
 
 def models(cell: "Cell"):
@@ -204,12 +206,20 @@ def _unlaunched(cell: "Cell", graphs, targets: list[str]) -> Outcome | None:
     )
 
 
-def before_stage(c: "Cell") -> None:
+WAIT_WORTH_NAMING_S = 0.1  # a detection that is done answers in milliseconds
+
+
+def before_stage(c: "Cell", journal: "Journal") -> None:
     """What every stage of a shared child needs first: Autotuners that remember nothing, and where Inductor will compile
-    C++, the run's detected CPU ISAs (without them it detects again: about 60 s per process on the H100, measured)."""
+    C++, the run's detected CPU ISAs (without them it detects again: about 60 s per process on the H100, measured).
+    A child that waited for the detection says how long (54 s each C++ lane of Liger's gate on one H100, which the
+    profile could only show as time outside every phase)."""
     fresh_autotuners()
     if STAGES[c.stage].compiles_cpp(c.device):
+        start = time.monotonic()
         toolchain.apply()
+        if (waited := time.monotonic() - start) >= WAIT_WORTH_NAMING_S:
+            journal.waited("the ISA detection", waited)
 
 
 def _innermost(fn):

@@ -735,7 +735,7 @@ def probe_stages(
     journal: "Journal", cell: "Cell", stages: list[str], profile: str, example: str | None, known: dict[str, dict]
 ) -> None:
     for stage in stages:
-        before_stage(dataclasses.replace(cell, stage=stage))
+        before_stage(dataclasses.replace(cell, stage=stage), journal)
         with compile_threads.of_stage(stage):
             journal.run(
                 stage,

@@ -1,7 +1,8 @@
 """The child's record of what it did, as JSON lines the parent reads (compat.run.launcher.read_journal).
 
 Events: `start` (the child's environment), `ready` (its task's code is imported), `begin` and `end` around each
-phase, `harness_error` (something failed outside every phase: the harness's fault, never the cell's).
+phase, `waited` (seconds spent outside every phase waiting for the run's shared work, which the profile names),
+`harness_error` (something failed outside every phase: the harness's fault, never the cell's).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class Journal:
                 "declaration": declaration,
             }
         )
+
+    def waited(self, what: str, seconds: float) -> None:
+        self._write({"event": "waited", "what": what, "s": round(seconds, 3)})
 
     def begin(self, phase: str) -> None:
         self._write({"event": "begin", "phase": phase, "cpu": cpu_seconds()})

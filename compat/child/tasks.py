@@ -49,7 +49,7 @@ def probe(journal: Journal, cell: str, stages: list[str]) -> None:
 
     c = _cell(cell)
     for stage in stages:
-        before_stage(dataclasses.replace(c, stage=stage))
+        before_stage(dataclasses.replace(c, stage=stage), journal)
         with compile_threads.of_stage(stage):
             journal.run(
                 stage,

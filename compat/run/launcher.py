@@ -134,6 +134,9 @@ def read_journal(path: Path) -> ChildResult:
                 result.seconds["startup"] = round(entry["t"] - started, 3)
         elif event == "harness_error":
             result.harness_error, result.declaration = entry["error"], entry.get("declaration", False)
+        elif event == "waited":  # the profile's phase of that name, with no outcome: no cell's stage
+            name = f"waiting for {entry['what']}"
+            result.seconds[name] = round(result.seconds.get(name, 0.0) + entry["s"], 3)
         elif event == "begin":
             begun[entry["phase"]] = entry
             # A placeholder keeps the order; its "end", or collect() for the phase the child died in, fills it.
