@@ -7,10 +7,10 @@ path: no number of workers ends the run sooner. The phases are the children's ow
 pid): `launch` (from the request to the child's first word: a fork, a fresh interpreter, or on a server's first use
 its start), `startup` (importing the task's code), each probe stage, the export and each build phase, each fuzzed
 stage, `waiting for the ISA detection` (a child's wait for the run's one detection of the CPU ISAs before its first
-C++ compile), and `exit` (from the child's last word until the parent has read it). The run-wide work (the C++ runner, the
-AOTI canaries: made once a run by the first cell that needs it, while the others wait on its lock) is in no lane's
-children: a cell that built or waited for it records the seconds (`run_wide_s`), shown among its lane's phases as
-`run-wide NAME`.
+C++ compile), and `exit` (from the child's last word until the parent has read it). The run-wide work (the C++
+runner, the AOTI canaries: made once a run by the first cell that needs it, while the others wait on its lock) is in
+no lane's children: a cell that built or waited for it records the seconds (`run_wide_s`), shown among its lane's
+phases as `run-wide NAME`.
 Files written before lanes and start times were recorded get their lanes from the cell ids.
 """
 
